@@ -1,0 +1,59 @@
+# GPU Failure Atlas. Quick start: `make serve` (site on http://127.0.0.1:8000), `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: setup browser validate schema pages build serve test test-fast bench clean help
+
+help:
+	@echo "make serve    set up, build the site and serve it on http://127.0.0.1:8000"
+	@echo "make test     set up and run every test (browser tests included)"
+	@echo "make build    build the static site into site/"
+	@echo "make validate check every entry (kb validate)"
+	@echo "make bench    run the benchmarks; results go to bench/results.md"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+setup: $(STAMP)
+
+# Debian's Chromium for the browser tests (Playwright cannot download browsers here).
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "browser tests need /usr/bin/chromium: sudo apt-get install -y chromium" >&2; exit 1; fi; \
+	fi
+
+validate: setup
+	$(BIN)/kb validate
+
+schema: setup
+	$(BIN)/kb schema
+
+pages: setup
+	$(BIN)/kb build
+
+build: setup
+	$(BIN)/mkdocs build --strict
+
+serve: build
+	$(BIN)/mkdocs serve --strict -a 127.0.0.1:8000
+
+test: setup browser
+	$(BIN)/kb validate
+	$(BIN)/kb schema --check
+	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not browser and not slow"
+
+bench: setup browser
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf site bench/out docs/entries docs/categories docs/xid docs/index.md docs/data

@@ -1,0 +1,206 @@
+"""Corpus checks beyond the model: small validator classes, run over every entry.
+
+Each validator has an ``id`` (the problem code it reports), a ``check`` run once per valid
+entry, and a ``finalize`` run once over the whole corpus for cross-entry rules. They
+report ``Problem``s and never raise, so one run shows every problem at once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from .errors import Problem
+from .load import LoadedFile
+from .model import Entry
+from .safety import find_unsafe
+
+
+class Validator:
+    """Base class: override ``check`` and/or ``finalize``."""
+
+    id = ""
+    description = ""
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        return ()
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        return ()
+
+
+def _entry(f: LoadedFile) -> Entry:
+    assert f.entry is not None
+    return f.entry
+
+
+class IdMatchesFileName(Validator):
+    id = "KB010"
+    description = "The id equals the file name without .yaml."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        e = _entry(f)
+        stem = f.path.name.removesuffix(".yaml")
+        if e.id != stem:
+            yield f.problem(self.id, f"id '{e.id}' does not match the file name '{f.path.name}'", "id")
+
+
+class UniqueIds(Validator):
+    id = "KB011"
+    description = "No two entries share an id."
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        first: dict[str, LoadedFile] = {}
+        for f in files:
+            e = _entry(f)
+            if e.id in first:
+                yield f.problem(self.id, f"id '{e.id}' is already used by {first[e.id].shown}", "id")
+            else:
+                first[e.id] = f
+
+
+class RelationsExist(Validator):
+    id = "KB012"
+    description = "related, causes and caused_by name existing entries, not the entry itself."
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        known = {_entry(f).id for f in files}
+        for f in files:
+            e = _entry(f)
+            for field in ("related", "causes", "caused_by"):
+                for i, target in enumerate(getattr(e, field)):
+                    if target == e.id:
+                        yield f.problem(self.id, f"{field}[{i}] names the entry itself", field, i,
+                                        hint="remove the self-reference")
+                    elif target not in known:
+                        yield f.problem(self.id, f"{field}[{i}] names '{target}', which is not an entry id", field, i)
+
+
+class UniqueXidCodes(Validator):
+    id = "KB013"
+    description = "Each Xid code has exactly one entry."
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        first: dict[int, LoadedFile] = {}
+        for f in files:
+            e = _entry(f)
+            if e.xid is None:
+                continue
+            if e.xid.code in first:
+                yield f.problem(self.id, f"Xid {e.xid.code} is already described by {first[e.xid.code].shown}", "xid", "code")
+            else:
+                first[e.xid.code] = f
+
+
+class XidBlockConsistent(Validator):
+    id = "KB014"
+    description = "Xid entries have category xid, id xid-<code> and an xid block; other entries have none."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        e = _entry(f)
+        if e.category == "xid" and e.xid is None:
+            yield f.problem(self.id, "category is xid but the entry has no `xid:` block", "category")
+        elif e.category != "xid" and e.xid is not None:
+            yield f.problem(self.id, f"category is {e.category} but the entry has an `xid:` block", "xid", key=True)
+        elif e.xid is not None and e.id != f"xid-{e.xid.code}":
+            yield f.problem(self.id, f"an entry for Xid {e.xid.code} must have the id 'xid-{e.xid.code}'", "id")
+
+
+class UniqueSignatureIds(Validator):
+    id = "KB015"
+    description = "Signature ids are unique within an entry."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        seen: set[str] = set()
+        for i, sig in enumerate(_entry(f).signatures):
+            if sig.id in seen:
+                yield f.problem(self.id, f"signature id '{sig.id}' is used twice in this entry", "signatures", i, "id")
+            seen.add(sig.id)
+
+
+class SignaturesWork(Validator):
+    """Each pattern compiles, matches every example and no counter-example."""
+
+    id = "KB020"
+    description = "Patterns compile (KB020), match their examples (KB021) and not their counter-examples (KB022)."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        for i, sig in enumerate(_entry(f).signatures):
+            try:
+                rx = re.compile(sig.pattern)
+            except re.error as exc:
+                where = f" at position {exc.pos}" if exc.pos is not None else ""
+                yield f.problem("KB020", f"signature '{sig.id}': pattern does not compile: {exc.msg}{where}",
+                                "signatures", i, "pattern")
+                continue
+            for j, example in enumerate(sig.examples):
+                if not rx.search(example.line):
+                    yield f.problem("KB021", f"signature '{sig.id}' does not match its example: {_short(example.line)!r}",
+                                    "signatures", i, "examples", j, "line")
+            for j, counter in enumerate(sig.counter_examples):
+                if rx.search(counter):
+                    yield f.problem("KB022", f"signature '{sig.id}' matches its counter-example: {_short(counter)!r}",
+                                    "signatures", i, "counter_examples", j)
+
+
+class SafeMarkup(Validator):
+    id = "KB040"
+    description = "No raw HTML or script-capable link in any text that is rendered as Markdown or text."
+
+    # fields rendered inside code blocks or as attributes are escaped by the renderer, not checked here
+    _CODE_FIELDS = {"pattern", "command", "line", "counter_examples", "url", "source"}
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        data = _entry(f).model_dump()
+        for loc, text in _strings(data, ()):
+            if set(p for p in loc if isinstance(p, str)) & self._CODE_FIELDS:
+                continue
+            for finding in find_unsafe(text):
+                yield f.problem_in_text(self.id, f"{_dotted(loc)} contains {finding.what}", finding.offset, *loc)
+
+
+def _strings(value: object, loc: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(value, str):
+        yield loc, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, loc + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, loc + (i,))
+
+
+def _dotted(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+VALIDATORS: tuple[type[Validator], ...] = (
+    IdMatchesFileName,
+    UniqueIds,
+    RelationsExist,
+    UniqueXidCodes,
+    XidBlockConsistent,
+    UniqueSignatureIds,
+    SignaturesWork,
+    SafeMarkup,
+)
+
+
+def run_checks(files: list[LoadedFile]) -> list[Problem]:
+    """Run every validator over the files that passed the model; return all problems."""
+    valid = [f for f in files if f.entry is not None]
+    problems: list[Problem] = []
+    validators = [cls() for cls in VALIDATORS]
+    for f in valid:
+        for v in validators:
+            problems.extend(v.check(f))
+    for v in validators:
+        problems.extend(v.finalize(valid))
+    return problems

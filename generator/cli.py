@@ -1,0 +1,141 @@
+"""The ``kb`` command line: validate the corpus, generate pages and the schema.
+
+Every command prints problems as ``path:line:col: CODE message`` with a hint, and exits
+0 on success, 1 when the corpus or the input has problems, 2 on a usage or input error.
+No command shows a Python traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import CorpusError, KbError, Problem, plural
+
+REPO_ROOT = Path.cwd()
+SCHEMA_PATH = Path("kb/schema/entry.schema.json")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit 2 with one line and a pointer to --help."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+
+
+def _print_problems(problems: list[Problem]) -> None:
+    github = os.environ.get("GITHUB_ACTIONS") == "true"
+    for p in problems:
+        print(p.github_annotation() if github else p.format())
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .corpus import load_corpus
+
+    root = Path(args.root)
+    try:
+        corpus = load_corpus(root)
+    except CorpusError as exc:
+        _print_problems(exc.problems)
+        print(f"kb validate: {exc} ({plural(exc.checked, 'file')} checked)", file=sys.stderr)
+        return 1
+    sigs = sum(len(e.signatures) for e in corpus.entries)
+    print(f"kb validate: {plural(len(corpus.entries), 'entry')} OK, {plural(sigs, 'signature')} ({args.root})")
+    return 0
+
+
+def schema_text() -> str:
+    from .model import entry_json_schema
+
+    return json.dumps(entry_json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    target = Path(args.output)
+    text = schema_text()
+    if args.check:
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if current != text:
+            print(f"{target}: out of date with generator/model.py; run 'kb schema' and commit the result", file=sys.stderr)
+            return 1
+        print(f"kb schema: {target} is current")
+        return 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    print(f"kb schema: wrote {target}")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from .corpus import load_corpus
+    from .render import pages, write_pages
+
+    try:
+        corpus = load_corpus(Path(args.root))
+    except CorpusError as exc:
+        _print_problems(exc.problems)
+        print(f"kb build: {exc}; nothing was written", file=sys.stderr)
+        return 1
+    stats = write_pages(pages(corpus, REPO_ROOT), Path(args.docs))
+    print(f"kb build: {plural(len(corpus.entries), 'entry')}; {plural(stats.written, 'page')} written, "
+          f"{stats.unchanged} unchanged, {stats.removed} removed ({args.docs})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="kb",
+        description="GPU Failure Atlas: validate the corpus, generate the site's pages, diagnose logs.",
+        epilog="Example: kb validate kb/entries",
+    )
+    parser.add_argument("--version", action="version", version=f"kb {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("validate", help="check every entry and report all problems",
+                       description="Load every entry under ROOT, check it, and print each problem as "
+                                   "path:line:col: CODE message with a hint. Exit 1 if there is any problem.",
+                       epilog="Example: kb validate kb/entries")
+    p.add_argument("root", nargs="?", default="kb/entries", help="folder of entry files (default: kb/entries)")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("schema", help="write the JSON Schema of an entry (for editors)",
+                       description="Generate kb/schema/entry.schema.json from the entry model.",
+                       epilog="Example: kb schema --check")
+    p.add_argument("--output", default=str(SCHEMA_PATH), help=f"where to write it (default: {SCHEMA_PATH})")
+    p.add_argument("--check", action="store_true", help="exit 1 if the file is out of date instead of writing it")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("build", help="generate the site's Markdown pages from the corpus",
+                       description="Validate the corpus and render entry, category, Xid and home pages into DOCS. "
+                                   "mkdocs build runs this itself through the project's hook.",
+                       epilog="Example: kb build && mkdocs build --strict")
+    p.add_argument("root", nargs="?", default="kb/entries", help="folder of entry files (default: kb/entries)")
+    p.add_argument("--docs", default="docs", help="the MkDocs docs folder (default: docs)")
+    p.set_defaults(func=cmd_build)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except KbError as exc:
+        print(f"kb {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Errors of the ``generator`` package, and the problem reports that validation collects.
+
+Exception tree (every error the package raises on purpose derives from ``KbError``)::
+
+    KbError
+    ├── CorpusError      the corpus has problems; carries every Problem found
+    ├── InputError       a file or argument the user gave cannot be used (missing, a folder, ...)
+    └── BuildError       a build step failed for a reason outside the corpus
+
+A ``Problem`` is one finding with a position. It prints as ``path:line:col: CODE message``
+followed by an indented one-line hint, the format editors and CI annotate from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# Each code has a short name (shown in docs) and a default hint.
+CODES: dict[str, tuple[str, str]] = {
+    "KB001": ("yaml-syntax", "fix the YAML syntax at this position; quote values that contain ': ' or start with a special character"),
+    "KB002": ("duplicate-key", "remove one of the two keys; YAML keeps only the last one, silently"),
+    "KB003": ("unknown-field", "remove the field or fix its spelling; the field reference is in docs/contributing.md"),
+    "KB004": ("wrong-type", "change the value to the expected type; quote text that YAML reads as a number or a boolean"),
+    "KB005": ("missing-field", "add the field; the field reference is in docs/contributing.md"),
+    "KB006": ("invalid-value", "use one of the allowed values listed in docs/contributing.md"),
+    "KB010": ("id-mismatch", "make `id` equal to the file name without .yaml, or rename the file"),
+    "KB011": ("duplicate-id", "give each entry a unique id; merge the two entries if they describe the same failure"),
+    "KB012": ("unknown-relation", "name an existing entry id, or add that entry first"),
+    "KB013": ("duplicate-xid", "keep one entry per Xid code; merge the two entries"),
+    "KB014": ("xid-block", "Xid entries have category xid, an id of the form xid-<code> and an `xid:` block; others have none"),
+    "KB015": ("duplicate-signature-id", "give each signature of the entry its own id"),
+    "KB020": ("regex-invalid", "fix the regular expression; test it with python -c \"import re; re.compile(r'...')\""),
+    "KB021": ("example-not-matched", "fix the pattern so it matches this real line, or move the line to another signature"),
+    "KB022": ("counter-example-matched", "tighten the pattern so it no longer matches this line"),
+    "KB023": ("regex-unsafe", "rewrite the pattern without nested or adjacent unbounded repeats that can backtrack"),
+    "KB030": ("malformed-url", "write an absolute http(s) URL such as https://docs.nvidia.com/..."),
+    "KB040": ("unsafe-html", "write Markdown only; put literal markup such as <unknown> inside `backticks`"),
+}
+
+
+class KbError(Exception):
+    """Root of every error the package raises on purpose."""
+
+
+class InputError(KbError):
+    """A file, folder or argument given by the user cannot be used."""
+
+
+class BuildError(KbError):
+    """A build step failed for a reason outside the corpus."""
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One finding, with the position in the source file it refers to (1-based)."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    hint: str = ""
+
+    def format(self) -> str:
+        hint = self.hint or CODES.get(self.code, ("", ""))[1]
+        text = f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+        return f"{text}\n    hint: {hint}" if hint else text
+
+    def github_annotation(self) -> str:
+        """The same problem as a GitHub Actions workflow command."""
+        message = self.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        title = f"{self.code} {CODES.get(self.code, ('',))[0]}".strip()
+        return f"::error file={self.path},line={self.line},col={self.col},title={title}::{message}"
+
+
+class CorpusError(KbError):
+    """The corpus has problems. All of them are collected before this is raised."""
+
+    def __init__(self, problems: list[Problem], checked: int = 0):
+        self.problems = sorted(set(problems))
+        self.checked = checked
+        files = len({p.path for p in self.problems})
+        super().__init__(f"{plural(len(self.problems), 'problem')} in {plural(files, 'file')}")
+
+
+def plural(count: int, noun: str) -> str:
+    """'1 entry', '2 entries', '3 files'."""
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
+
+
+def display_path(path: Path) -> str:
+    """A path as users should see it: relative to the working directory when below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,151 @@
+"""Render the corpus into Markdown pages for MkDocs with Jinja2 templates.
+
+Generated pages land in folders of ``docs/`` that git ignores (``GENERATED``); hand-written
+pages live beside them. A page is only rewritten when its content changed, so ``mkdocs
+serve`` reloads just what an edit touched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from . import config
+from .corpus import Corpus
+from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
+from .safety import escape_attribute, escape_markdown, escape_text, fence
+
+TEMPLATES = Path(__file__).with_name("templates")
+GENERATED = ("entries", "categories", "xid")
+GENERATED_FILES = ("index.md",)
+
+
+@dataclass
+class RenderStats:
+    written: int
+    unchanged: int
+    removed: int
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        undefined=StrictUndefined,
+        autoescape=False,  # output is Markdown; every value passes through an explicit filter
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["md"] = lambda s: escape_markdown(s) if s else ""
+    env.filters["text"] = escape_text
+    env.filters["attr"] = escape_attribute
+    env.filters["fence"] = fence
+    env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
+    env.filters["indent4"] = lambda s: "\n".join(("    " + line) if line.strip() else "" for line in s.splitlines())
+    env.filters["first_sentence"] = _first_sentence
+    return env
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    for stop in (". ", "! ", "? "):
+        if stop in flat:
+            flat = flat.split(stop, 1)[0] + stop.strip()
+            break
+    return flat[:300]
+
+
+def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
+    """Every generated page: path relative to docs/ -> Markdown."""
+    env = environment()
+    settings = config.load(repo_root)
+    by_id = corpus.by_id
+    reverse: dict[str, dict[str, list[str]]] = {e.id: {"causes": [], "caused_by": [], "related": []} for e in corpus.entries}
+    for e in corpus.entries:
+        for target in e.causes:
+            reverse[target]["caused_by"].append(e.id)
+        for target in e.caused_by:
+            reverse[target]["causes"].append(e.id)
+        for target in e.related:
+            reverse[target]["related"].append(e.id)
+
+    def relation(e: Entry, kind: str) -> list[Entry]:
+        ids = list(dict.fromkeys([*getattr(e, kind), *reverse[e.id][kind]]))
+        return [by_id[i] for i in ids if i in by_id and i != e.id]
+
+    out: dict[str, str] = {}
+    entry_tpl = env.get_template("entry.md.j2")
+    for e in corpus.entries:
+        source = corpus.sources.get(e.id)
+        rel_source = _relative(source, repo_root) if source else None
+        out[f"entries/{e.id}.md"] = entry_tpl.render(
+            e=e,
+            category_title=CATEGORY_TITLES[e.category],
+            edit_url=settings.edit_url.format(path=rel_source) if rel_source else None,
+            source_path=rel_source,
+            causes=relation(e, "causes"),
+            caused_by=relation(e, "caused_by"),
+            related=relation(e, "related"),
+        )
+    counts = Counter(e.category for e in corpus.entries)
+    cat_tpl = env.get_template("category.md.j2")
+    for cat in CATEGORIES:
+        out[f"categories/{cat}.md"] = cat_tpl.render(
+            category=cat, title=CATEGORY_TITLES[cat], entries=corpus.in_category(cat), severities=SEVERITIES
+        )
+    out["categories/index.md"] = env.get_template("categories.md.j2").render(
+        categories=[(c, CATEGORY_TITLES[c], counts.get(c, 0)) for c in CATEGORIES]
+    )
+    out["xid/index.md"] = env.get_template("xid.md.j2").render(entries=corpus.xid_entries())
+    out["index.md"] = env.get_template("home.md.j2").render(
+        total=len(corpus.entries),
+        categories=[(c, CATEGORY_TITLES[c], counts.get(c, 0)) for c in CATEGORIES if counts.get(c)],
+        xid_count=len(corpus.xid_entries()),
+        signature_count=sum(len(e.signatures) for e in corpus.entries),
+        example_count=sum(len(s.examples) for e in corpus.entries for s in e.signatures),
+    )
+    return out
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
+    """Write pages under ``docs_dir``; remove stale generated pages; skip unchanged ones."""
+    written = unchanged = removed = 0
+    wanted = {docs_dir / rel for rel in generated}
+    for folder in GENERATED:
+        base = docs_dir / folder
+        if base.exists():
+            for path in base.rglob("*"):
+                if path.is_file() and path not in wanted:
+                    path.unlink()
+                    removed += 1
+    for rel, content in generated.items():
+        path = docs_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.read_text(encoding="utf-8") == content:
+            unchanged += 1
+            continue
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(content, encoding="utf-8")
+        tmp.replace(path)
+        written += 1
+    return RenderStats(written, unchanged, removed)
+
+
+def clean(docs_dir: Path) -> None:
+    """Remove every generated page."""
+    for folder in GENERATED:
+        shutil.rmtree(docs_dir / folder, ignore_errors=True)
+    for name in GENERATED_FILES:
+        (docs_dir / name).unlink(missing_ok=True)

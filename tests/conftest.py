@@ -1,0 +1,64 @@
+"""Shared fixtures: the repository root, a CLI runner, and the built site (built once)."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_kb(*args: str, cwd: Path | None = None) -> Result:
+    """Run the kb CLI in-process (fast) from ``cwd``; returns exit code, stdout, stderr."""
+    from generator import cli
+
+    old = Path.cwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if cwd:
+            os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exc:  # argparse exits for --help and usage errors
+                code = int(exc.code or 0)
+    finally:
+        os.chdir(old)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def kb():
+    return run_kb
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """Build the real site once per session with mkdocs --strict; returns the site folder."""
+    out = tmp_path_factory.mktemp("site")
+    docs = tmp_path_factory.mktemp("docs")
+    shutil.copytree(ROOT / "docs", docs, dirs_exist_ok=True)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
+         "-d", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out

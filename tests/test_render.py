@@ -1,0 +1,98 @@
+"""Rendering: entry pages carry every section, relations both ways, escaped hostile text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.corpus import Corpus
+from generator.model import Entry
+from generator.render import pages, write_pages
+
+from conftest import ROOT
+
+
+def _entry(id: str, **extra) -> Entry:
+    data = {
+        "id": id,
+        "title": f"Title of {id}",
+        "category": "cuda",
+        "severity": "high",
+        "owner": "application",
+        "summary": f"Summary of {id}.",
+        "root_cause": f"Root cause of {id}.",
+        "references": [{"title": "Ref", "url": "https://docs.example.org/ref"}],
+    }
+    data.update(extra)
+    return Entry.model_validate(data)
+
+
+def _corpus(*entries: Entry) -> Corpus:
+    return Corpus(root=ROOT / "kb" / "entries", entries=list(entries),
+                  sources={e.id: ROOT / "kb" / "entries" / e.category / f"{e.id}.yaml" for e in entries})
+
+
+def test_relations_render_both_ways() -> None:
+    a = _entry("alpha-fault", causes=["beta-fault"], related=["gamma-fault"])
+    b = _entry("beta-fault")
+    c = _entry("gamma-fault", caused_by=["beta-fault"])
+    out = pages(_corpus(a, b, c), ROOT)
+    assert "**Can cause:** [Title of beta-fault](beta-fault.md)" in out["entries/alpha-fault.md"]
+    assert "**Often caused by:** [Title of alpha-fault](alpha-fault.md)" in out["entries/beta-fault.md"]
+    assert "**Can cause:** [Title of gamma-fault](gamma-fault.md)" in out["entries/beta-fault.md"]
+    assert "**See also:** [Title of alpha-fault](alpha-fault.md)" in out["entries/gamma-fault.md"]
+
+
+def test_entry_page_has_sections_and_edit_link() -> None:
+    e = _entry(
+        "alpha-fault",
+        mechanism="How it happens.",
+        fix=[{"text": "Reset it.", "command": "nvidia-smi -r -i 0", "rung": "reset-gpu"},
+             {"text": "Check it.", "command": "nvidia-smi -q", "rung": "verify"}],
+        signatures=[{"id": "main", "pattern": "boom", "examples": [{"line": "boom!", "source": "https://github.com/o/r/issues/1"}]}],
+    )
+    page = pages(_corpus(e), ROOT)["entries/alpha-fault.md"]
+    for needle in ("# Title of alpha-fault", "!!! abstract \"Quick answer\"", "## Root cause", "## How it happens",
+                   "## Fix", "nvidia-smi -r -i 0", "kb-rung-verify", "## Log signatures", "boom!",
+                   "github.com/o/r/issues/1", "## References", "Edit this entry",
+                   "/edit/main/kb/entries/cuda/alpha-fault.yaml"):
+        assert needle in page, needle
+    assert "## At scale" not in page, "absent sections must not render as empty headings"
+
+
+def test_hostile_text_is_escaped_even_if_validation_were_bypassed() -> None:
+    e = _entry(
+        "alpha-fault",
+        title="<script>alert(1)</script>",
+        summary="<img src=x onerror=alert(1)> [x](javascript:alert(1))",
+        fix=[{"text": "ok", "command": "```\n<script>alert(2)</script>"}],
+    )
+    page = pages(_corpus(e), ROOT)["entries/alpha-fault.md"]
+    front, body = page.split("---", 2)[1:]
+    assert "<" not in front
+    assert "<script>" not in body.replace("````bash\n    ```\n    <script>", "")
+    assert "<img" not in body and "javascript:" not in body
+
+
+def test_home_counts_and_category_pages() -> None:
+    a = _entry("alpha-fault")
+    x = _entry("xid-79", category="xid", xid={"code": 79, "name": "GPU has fallen off the bus"})
+    out = pages(_corpus(a, x), ROOT)
+    assert "**2 entries**" in out["index.md"] and "**1 Xid codes**" in out["index.md"]
+    assert "[Title of alpha-fault](../entries/alpha-fault.md)" in out["categories/cuda.md"]
+    assert "| [79](../entries/xid-79.md) | GPU has fallen off the bus |" in out["xid/index.md"]
+    assert "No entries in this category yet" in out["categories/nccl.md"]
+
+
+def test_write_pages_skips_unchanged_and_removes_stale(tmp_path: Path) -> None:
+    first = {"entries/a.md": "A", "entries/b.md": "B"}
+    assert write_pages(first, tmp_path).written == 2
+    stats = write_pages({"entries/a.md": "A"}, tmp_path)
+    assert (stats.written, stats.unchanged, stats.removed) == (0, 1, 1)
+    assert not (tmp_path / "entries" / "b.md").exists()
+
+
+def test_front_matter_cannot_break_out_of_html_attributes() -> None:
+    e = _entry("alpha-fault", title='A "quoted" <b>title</b>', summary='x" onload="alert(1)')
+    head = pages(_corpus(e), ROOT)["entries/alpha-fault.md"].split("---")[1]
+    assert 'onload="' not in head and "<b>" not in head
+    assert "&quot;quoted&quot;" in head
