@@ -63,8 +63,12 @@ class RelationsExist(Validator):
     id = "KB012"
     description = "related, causes and caused_by name existing entries, not the entry itself."
 
+    def __init__(self, known_ids: Iterable[str] = ()) -> None:
+        # ids of files that exist but failed to load are still targets: their own problem is reported once
+        self.known_ids = set(known_ids)
+
     def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
-        known = {_entry(f).id for f in files}
+        known = set(self.known_ids) | {_entry(f).id for f in files}
         for f in files:
             e = _entry(f)
             for field in ("related", "causes", "caused_by"):
@@ -102,8 +106,14 @@ class XidBlockConsistent(Validator):
             yield f.problem(self.id, "category is xid but the entry has no `xid:` block", "category")
         elif e.category != "xid" and e.xid is not None:
             yield f.problem(self.id, f"category is {e.category} but the entry has an `xid:` block", "xid", key=True)
-        elif e.xid is not None and e.id != f"xid-{e.xid.code}":
-            yield f.problem(self.id, f"an entry for Xid {e.xid.code} must have the id 'xid-{e.xid.code}'", "id")
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        # A code already owned by its proper xid-<code> entry is a duplicate (KB013), reported once there.
+        owned = {_entry(f).xid.code for f in files if _entry(f).xid and _entry(f).id == f"xid-{_entry(f).xid.code}"}
+        for f in files:
+            e = _entry(f)
+            if e.category == "xid" and e.xid is not None and e.id != f"xid-{e.xid.code}" and e.xid.code not in owned:
+                yield f.problem(self.id, f"an entry for Xid {e.xid.code} must have the id 'xid-{e.xid.code}'", "id")
 
 
 class UniqueSignatureIds(Validator):
@@ -152,22 +162,22 @@ class SafeMarkup(Validator):
 
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         data = _entry(f).model_dump()
-        for loc, text in _strings(data, ()):
-            if set(p for p in loc if isinstance(p, str)) & self._CODE_FIELDS:
-                continue
+        for loc, text in _strings(data, (), skip=self._CODE_FIELDS):
             for finding in find_unsafe(text):
                 yield f.problem_in_text(self.id, f"{_dotted(loc)} contains {finding.what}", finding.offset, *loc)
 
 
-def _strings(value: object, loc: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def _strings(value: object, loc: tuple[str | int, ...], skip: set[str]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every string in nested data with its location, not descending into keys in ``skip``."""
     if isinstance(value, str):
         yield loc, value
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(v, loc + (k,))
+            if k not in skip:
+                yield from _strings(v, loc + (k,), skip)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _strings(v, loc + (i,))
+            yield from _strings(v, loc + (i,), skip)
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:
@@ -197,7 +207,8 @@ def run_checks(files: list[LoadedFile]) -> list[Problem]:
     """Run every validator over the files that passed the model; return all problems."""
     valid = [f for f in files if f.entry is not None]
     problems: list[Problem] = []
-    validators = [cls() for cls in VALIDATORS]
+    declared = {f.path.name.removesuffix(".yaml") for f in files} | {f.declared_id for f in files if f.declared_id}
+    validators = [RelationsExist(declared) if cls is RelationsExist else cls() for cls in VALIDATORS]
     for f in valid:
         for v in validators:
             problems.extend(v.check(f))

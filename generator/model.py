@@ -10,6 +10,7 @@ JSON Schema and in the field reference of the contributor guide.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
@@ -106,8 +107,11 @@ Markdown = Annotated[str, StringConstraints(min_length=1)]
 
 EntryId = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=80)]
 
+_SPACE = re.compile(r"\s")
+
+
 def _check_url(value: str) -> str:
-    if any(ch.isspace() for ch in value):
+    if _SPACE.search(value):
         raise ValueError("a URL contains no white space")
     parts = urlsplit(value)
     host = parts.hostname or ""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`+")
-_TAG_START = re.compile(r"<(?=[A-Za-z!/?])")
+_TAG_START = re.compile(r"<(?=[A-Za-z!?])")  # opening tags, comments, declarations
 _LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]*)")
 _REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:[ \t]*<?(\S+)", re.MULTILINE)
 _SAFE_SCHEMES = ("http", "https", "mailto")
@@ -96,6 +96,8 @@ def _unsafe_target(target: str) -> bool:
 
 def find_unsafe(text: str) -> list[Finding]:
     """Raw HTML and unsafe link targets outside code, in order of appearance."""
+    if "<" not in text and "](" not in text and "]:" not in text:
+        return []
     mask = code_mask(text)
     found: list[Finding] = []
     for m in _TAG_START.finditer(text):
@@ -111,6 +113,8 @@ def find_unsafe(text: str) -> list[Finding]:
 
 def escape_markdown(text: str) -> str:
     """Markdown with every ``<`` outside code escaped and unsafe link targets disabled."""
+    if "<" not in text and "](" not in text and "]:" not in text:
+        return text
     mask = code_mask(text)
     out: list[str] = []
     for i, ch in enumerate(text):

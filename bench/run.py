@@ -1,0 +1,160 @@
+"""`make bench`: build-speed benchmark of the generator and the whole MkDocs build.
+
+For synthetic corpora of 1,000 and 5,000 entries (bench/synth.py) it runs the real site
+build (`mkdocs build --strict`, the project's hook generating the pages) several times and
+reports the median wall time, time per entry, the generator's own share (load, validate,
+render, write, timed inside the hook) and the build's peak memory (max RSS of the build
+process). Results are written to bench/results.md with the machine and the date.
+
+Usage: python bench/run.py [--sizes 1000,5000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+RESULTS = ROOT / "bench" / "results.md"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from synth import write_corpus  # noqa: E402
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, AttributeError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def bench_config(docs: Path, site: Path) -> Path:
+    """mkdocs.yml with absolute paths, building from a private docs folder into ``site``."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    text = text.replace("docs_dir: docs", f"docs_dir: {docs}").replace("site_dir: site", f"site_dir: {site}")
+    text = text.replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
+    text = text.replace("  - generator/mkdocs_hook.py", f"  - {ROOT / 'generator' / 'mkdocs_hook.py'}")
+    text = re.sub(r"\nwatch:\n(  - .*\n)+", "\n", text)
+    path = docs.parent / "mkdocs.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_build(corpus: Path, work: Path) -> dict:
+    """One full site build; returns wall seconds, generator seconds and peak RSS in MiB."""
+    docs = work / "docs"
+    if docs.exists():
+        shutil.rmtree(docs)
+    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("entries", "categories", "xid", "index.md", "data"))
+    site = work / "site"
+    config = bench_config(docs, site)
+    timing = work / "hook-timing.json"
+    timing.unlink(missing_ok=True)
+    env = {**os.environ, "KB_ENTRIES": str(corpus), "KB_HOOK_TIMING": str(timing), "NO_MKDOCS_2_WARNING": "1",
+           "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config)],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if status != 0:
+        raise SystemExit(f"mkdocs build failed for {corpus}:\n{stderr[-3000:]}")
+    hook = json.loads(timing.read_text())
+    pages = sum(1 for _ in site.rglob("index.html"))
+    return {"wall": wall, "generator": hook["seconds"], "rss_mib": usage.ru_maxrss / 1024, "pages": pages,
+            "phases": hook["phases"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,5000")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in sizes:
+        corpus = write_corpus(n, OUT / f"corpus-{n}")
+        runs = []
+        for r in range(args.runs):
+            result = run_build(corpus, OUT / f"work-{n}")
+            runs.append(result)
+            print(f"{n} entries, run {r + 1}: {result['wall']:.2f} s wall, generator {result['generator']:.2f} s, "
+                  f"peak {result['rss_mib']:.0f} MiB", flush=True)
+        wall = statistics.median(r["wall"] for r in runs)
+        gen = statistics.median(r["generator"] for r in runs)
+        phases = {k: statistics.median(r["phases"][k] for r in runs) for k in runs[0]["phases"]}
+        rows.append({"n": n, "runs": runs, "wall": wall, "gen": gen, "phases": phases,
+                     "rss": max(r["rss_mib"] for r in runs), "pages": runs[0]["pages"]})
+        shutil.rmtree(OUT / f"work-{n}", ignore_errors=True)
+    write_results(rows, args.runs)
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+def write_results(rows: list[dict], runs: int) -> None:
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `make bench` (bench/run.py). Figures are medians of the runs listed.",
+        "",
+        "## Site build time against corpus size",
+        "",
+        f"- Date: {date}",
+        f"- Machine: {machine()}",
+        "- Build: `mkdocs build --strict` of the real configuration (Material, search plugin, the project's hook"
+        " generating every page), synthetic corpora from bench/synth.py (entries shaped like full-depth real ones).",
+        "- Generator share: time spent in the hook (load + validate + render + write), timed inside the build.",
+        "- Peak memory: maximum resident set size of the build process.",
+        "",
+        "| entries | pages built | runs (wall s) | median wall s | ms per entry | generator s (load / validate / render / write) | generator share | peak RSS |",
+        "|---:|---:|---|---:|---:|---|---:|---:|",
+    ]
+    for row in rows:
+        runs_text = ", ".join(f"{r['wall']:.1f}" for r in row["runs"])
+        p = row["phases"]
+        phases = " / ".join(f"{p[k]:.2f}" for k in ("load", "validate", "render", "write"))
+        lines.append(
+            f"| {row['n']:,} | {row['pages']:,} | {runs_text} | {row['wall']:.1f} | {1000 * row['wall'] / row['n']:.1f} | "
+            f"{row['gen']:.2f} ({phases}) | {100 * row['gen'] / row['wall']:.1f} % | {row['rss']:.0f} MiB |"
+        )
+    if len(rows) >= 2:
+        small, large = rows[0], rows[-1]
+        ratio = large["wall"] / small["wall"]
+        size_ratio = large["n"] / small["n"]
+        lines += [
+            "",
+            f"Scaling: {large['n']:,} entries took {ratio:.2f} times as long as {small['n']:,} "
+            f"({size_ratio:.0f} times the entries; target at most 6 times). "
+            f"Generator share: {100 * small['gen'] / small['wall']:.1f} % and {100 * large['gen'] / large['wall']:.1f} % "
+            "(target at most 10 %).",
+        ]
+    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
