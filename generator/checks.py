@@ -11,6 +11,7 @@ import re
 from typing import Iterable, Iterator
 
 from .errors import Problem
+from .literals import MIN_LITERAL, backtracking_risks, prefilter_literals
 from .load import LoadedFile
 from .model import Entry
 from .safety import find_unsafe
@@ -153,6 +154,26 @@ class SignaturesWork(Validator):
                                     "signatures", i, "counter_examples", j)
 
 
+class SignaturesLinear(Validator):
+    """Patterns stay in a linear-time subset and carry a literal the prefilter can look for."""
+
+    id = "KB023"
+    description = "Patterns cannot backtrack catastrophically (KB023) and contain a literal the prefilter uses (KB024)."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        for i, sig in enumerate(_entry(f).signatures):
+            try:
+                re.compile(sig.pattern)
+            except re.error:
+                continue  # reported by SignaturesWork
+            for risk in backtracking_risks(sig.pattern):
+                yield f.problem("KB023", f"signature '{sig.id}': pattern has {risk}", "signatures", i, "pattern")
+            literals, _ = prefilter_literals(sig.pattern)
+            if not literals or any(len(lit.strip()) < MIN_LITERAL for lit in literals):
+                yield f.problem("KB024", f"signature '{sig.id}': pattern has no literal text of {MIN_LITERAL} or more "
+                                f"characters that every match contains", "signatures", i, "pattern")
+
+
 class SafeMarkup(Validator):
     id = "KB040"
     description = "No raw HTML or script-capable link in any text that is rendered as Markdown or text."
@@ -199,6 +220,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     XidBlockConsistent,
     UniqueSignatureIds,
     SignaturesWork,
+    SignaturesLinear,
     SafeMarkup,
 )
 

@@ -86,6 +86,24 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    from .diagnose_cli import run_rules
+
+    return run_rules(Path(args.output))
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from .diagnose_cli import run_diagnose
+
+    return run_diagnose(args.log, args.format, Path(args.rules) if args.rules else None, args.engine)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .diagnose_cli import run_eval
+
+    return run_eval(Path(args.folder), Path(args.rules) if args.rules else None, args.engine, args.min_top1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kb",
@@ -116,6 +134,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("root", nargs="?", default="kb/entries", help="folder of entry files (default: kb/entries)")
     p.add_argument("--docs", default="docs", help="the MkDocs docs folder (default: docs)")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("rules", help="compile the corpus into rules.json for the log matcher",
+                       description="Write the rules file the matcher reads: patterns, prefilter literals, "
+                                   "entry summaries and cascade edges, with a format version and a content hash.",
+                       epilog="Example: kb rules --output build/rules.json")
+    p.add_argument("--output", default="build/rules.json", help="where to write it (default: build/rules.json)")
+    p.set_defaults(func=cmd_rules)
+
+    engines = ("auto", "python", "re2")
+    p = sub.add_parser("diagnose", help="name the root cause in a log, then the collateral",
+                       description="Read a log (any size, any bytes) and report which failures it shows, the "
+                                   "root cause first, with where it happened, evidence lines and first steps. "
+                                   "Nothing leaves this machine.",
+                       epilog="Example: kb diagnose job.log --format markdown   (or: dmesg -T | kb diagnose -)")
+    p.add_argument("log", help="the log file, or - for standard input")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="text for people (default), json (schema kb.diagnosis/1), markdown for chats and PRs")
+    p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
+    p.add_argument("--engine", choices=engines, default="auto",
+                   help="prefilter engine: re2 (needs google-re2), python, or auto (re2 when installed)")
+    p.set_defaults(func=cmd_diagnose)
+
+    p = sub.add_parser("eval", help="score the diagnosis on a folder of labelled logs",
+                       description="Run the diagnosis on FOLDER/cases/*.log and compare with FOLDER/labels.yaml: "
+                                   "prints top-1, top-3, false positives on healthy logs and every miss. Exit 1 "
+                                   "unless every case is right within the top 3.",
+                       epilog="Example: kb eval tests/fixtures/logs")
+    p.add_argument("folder", help="folder with cases/*.log and labels.yaml")
+    p.add_argument("--rules", help="rules.json to use (default: build/rules.json)")
+    p.add_argument("--engine", choices=engines, default="auto", help="prefilter engine (see kb diagnose)")
+    p.add_argument("--min-top1", type=float, default=None, help="also exit 1 if the top-1 rate is below this (0..1)")
+    p.set_defaults(func=cmd_eval)
     return parser
 
 
@@ -127,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
+    except CorpusError as exc:
+        _print_problems(exc.problems)
+        print(f"kb {args.command}: the corpus has {exc}; run 'kb validate'", file=sys.stderr)
+        return 1
     except KbError as exc:
         print(f"kb {args.command}: {exc}", file=sys.stderr)
         return 2

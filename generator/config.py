@@ -14,6 +14,8 @@ class Settings:
     """Where an entry's YAML can be edited online; ``{path}`` is the path from the repo root."""
 
     edit_url: str = "https://github.com/gpu-failure-atlas/gpu-failure-atlas/edit/main/{path}"
+    site_url: str = "http://127.0.0.1:8000/"
+    """Base URL of the site that reports link to (default: where `make serve` serves it)."""
 
 
 def load(repo_root: Path) -> Settings:
@@ -28,4 +30,7 @@ def load(repo_root: Path) -> Settings:
     edit_url = section.get("edit_url", Settings.edit_url)
     if not isinstance(edit_url, str) or "{path}" not in edit_url:
         raise InputError(f"{path}: [tool.kb] edit_url must be text containing {{path}}")
-    return Settings(edit_url=edit_url)
+    site_url = section.get("site_url", Settings.site_url)
+    if not isinstance(site_url, str) or not site_url.endswith("/"):
+        raise InputError(f"{path}: [tool.kb] site_url must be text ending with /")
+    return Settings(edit_url=edit_url, site_url=site_url)

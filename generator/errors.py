@@ -2,9 +2,10 @@
 
 Exception tree (every error the package raises on purpose derives from ``KbError``)::
 
-    KbError
-    ├── CorpusError      the corpus has problems; carries every Problem found
+    KbError              (defined in matcher/errors.py so the matcher can run alone)
     ├── InputError       a file or argument the user gave cannot be used (missing, a folder, ...)
+    ├── RulesError       rules.json is missing, of another format, or fails its hash
+    ├── CorpusError      the corpus has problems; carries every Problem found
     └── BuildError       a build step failed for a reason outside the corpus
 
 A ``Problem`` is one finding with a position. It prints as ``path:line:col: CODE message``
@@ -15,6 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from .matcher.errors import InputError, KbError, RulesError
+
+__all__ = ["BuildError", "CODES", "CorpusError", "InputError", "KbError", "Problem", "RulesError", "display_path", "plural"]
 
 # Each code has a short name (shown in docs) and a default hint.
 CODES: dict[str, tuple[str, str]] = {
@@ -34,17 +39,10 @@ CODES: dict[str, tuple[str, str]] = {
     "KB021": ("example-not-matched", "fix the pattern so it matches this real line, or move the line to another signature"),
     "KB022": ("counter-example-matched", "tighten the pattern so it no longer matches this line"),
     "KB023": ("regex-unsafe", "rewrite the pattern without nested or adjacent unbounded repeats that can backtrack"),
+    "KB024": ("regex-no-literal", "include literal text of at least 4 characters that every match contains, e.g. the message's fixed words"),
     "KB030": ("malformed-url", "write an absolute http(s) URL such as https://docs.nvidia.com/..."),
     "KB040": ("unsafe-html", "write Markdown only; put literal markup such as <unknown> inside `backticks`"),
 }
-
-
-class KbError(Exception):
-    """Root of every error the package raises on purpose."""
-
-
-class InputError(KbError):
-    """A file, folder or argument given by the user cannot be used."""
 
 
 class BuildError(KbError):

@@ -1,0 +1,157 @@
+"""The `kb rules`, `kb diagnose` and `kb eval` commands: the CLI side of the log matcher.
+
+The matcher itself (generator/matcher) reads only a rules file. Here the CLI makes sure
+that file exists and is current (rebuilding it from the corpus when an entry is newer),
+opens the input safely, picks the fastest scanner available and renders the report.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import yaml
+
+from . import config, re2scan
+from .corpus import load_corpus
+from .errors import InputError
+from .export import write_rules
+from .matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
+
+DEFAULT_RULES = Path("build/rules.json")
+ENTRIES = Path("kb/entries")
+
+
+def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
+    """The rules to use: the given file, or build/rules.json rebuilt when the corpus changed."""
+    if rules_path is not None:
+        return load_rules(rules_path)
+    if not entries.is_dir():
+        raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json")
+    newest = max((p.stat().st_mtime for p in entries.rglob("*.yaml")), default=0.0)
+    code = Path(__file__).with_name("export.py").stat().st_mtime
+    if not DEFAULT_RULES.exists() or DEFAULT_RULES.stat().st_mtime < max(newest, code):
+        write_rules(load_corpus(entries), DEFAULT_RULES)
+    return load_rules(DEFAULT_RULES)
+
+
+def make_diagnoser(rules: dict, engine: str = "auto") -> Diagnoser:
+    settings = config.load(Path.cwd())
+    if engine == "re2" and not re2scan.available():
+        raise InputError("--engine re2 needs the google-re2 package: pip install google-re2")
+    use_re2 = engine == "re2" or (engine == "auto" and re2scan.available())
+    return Diagnoser(rules, scanner_factory=re2scan.Re2Scanner if use_re2 else None, site_url=settings.site_url)
+
+
+@dataclass
+class OpenedInput:
+    stream: BinaryIO
+    name: str
+
+
+def open_input(target: str) -> OpenedInput:
+    """Open a log path or '-' (standard input); refuse folders, missing and unreadable files."""
+    if target == "-":
+        return OpenedInput(sys.stdin.buffer, "stdin")
+    path = Path(target)
+    if path.is_dir():
+        raise InputError(f"{target}: is a folder; pass a log file, or - to read standard input")
+    if not path.exists():
+        raise InputError(f"{target}: no such file")
+    try:
+        return OpenedInput(path.open("rb"), str(target))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot read it: {exc.strerror or exc}") from None
+
+
+def run_diagnose(target: str, fmt: str, rules_path: Path | None, engine: str) -> int:
+    rules = ensure_rules(rules_path)
+    diagnoser = make_diagnoser(rules, engine)
+    opened = open_input(target)
+    try:
+        report = diagnoser.diagnose(opened.stream)
+    except OSError as exc:
+        raise InputError(f"{target}: read failed: {exc.strerror or exc}") from None
+    finally:
+        if opened.stream is not sys.stdin.buffer:
+            opened.stream.close()
+    if report["input"]["bytes"] == 0:
+        raise InputError(f"{target}: the input is empty; nothing to diagnose")
+    render = {"json": lambda r: to_json(r), "text": lambda r: to_text(r, opened.name),
+              "markdown": lambda r: to_markdown(r, opened.name)}[fmt]
+    sys.stdout.write(render(report))
+    return 0
+
+
+def run_rules(output: Path) -> int:
+    rules = write_rules(load_corpus(ENTRIES), output)
+    print(f"kb rules: wrote {output} ({len(rules['entries'])} entries, {len(rules['signatures'])} signatures, "
+          f"{len(rules['anchors'])} anchors, {rules['hash'][:19]}…)")
+    return 0
+
+
+@dataclass
+class CaseResult:
+    case: str
+    expected: str
+    acceptable: list[str]
+    got: list[str]
+    top1: bool
+    top3: bool
+
+
+def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
+    labels_path = folder / "labels.yaml"
+    if not labels_path.exists():
+        raise InputError(f"{folder}: no labels.yaml; an eval folder holds cases/*.log and labels.yaml")
+    try:
+        labels = yaml.safe_load(labels_path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{labels_path}: not valid YAML: {exc}") from None
+    if not isinstance(labels, list):
+        raise InputError(f"{labels_path}: expected a list of cases")
+    results = []
+    for label in labels:
+        case = str(label["id"])
+        log = folder / "cases" / f"{case}.log"
+        if not log.exists():
+            raise InputError(f"{log}: listed in labels.yaml but missing")
+        with log.open("rb") as fh:
+            report = diagnoser.diagnose(fh)
+        got = [f["id"] for f in report["findings"] if f["role"] != "info"]
+        expected = str(label["expected"])
+        acceptable = [expected] + [str(a) for a in (label.get("also_acceptable") or [])]
+        if expected == "none":
+            ok = not got
+            results.append(CaseResult(case, expected, acceptable, got, ok, ok))
+        else:
+            results.append(CaseResult(case, expected, acceptable, got, bool(got) and got[0] in acceptable,
+                                      any(g in acceptable for g in got[:3])))
+    return results
+
+
+def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float | None) -> int:
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such folder")
+    diagnoser = make_diagnoser(ensure_rules(rules_path), engine)
+    results = evaluate(folder, diagnoser)
+    n = len(results)
+    top1 = sum(r.top1 for r in results)
+    top3 = sum(r.top3 for r in results)
+    nones = [r for r in results if r.expected == "none"]
+    false_pos = sum(1 for r in nones if r.got)
+    print(f"kb eval: {folder} ({n} cases)")
+    print(f"  top-1: {top1}/{n} ({100 * top1 / n:.0f} %)" if n else "  no cases")
+    print(f"  top-3: {top3}/{n} ({100 * top3 / n:.0f} %)" if n else "")
+    print(f"  false positives on healthy logs: {false_pos}/{len(nones)}" if nones else "  no healthy (none) cases")
+    misses = [r for r in results if not r.top1]
+    for r in misses:
+        shown = ", ".join(r.got[:3]) or "nothing"
+        print(f"  miss {r.case}: expected {r.expected}, got {shown}{' (in top 3)' if r.top3 else ''}")
+    if not misses:
+        print("  every case right at the top")
+    if min_top1 is not None and n and top1 / n < min_top1:
+        return 1
+    return 0 if top3 == n else 1

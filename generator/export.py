@@ -1,0 +1,147 @@
+"""Compile the corpus into rules.json, the only thing the log matcher reads.
+
+The rules hold, per entry, what a diagnosis report shows (title, severity, first fix steps,
+cascade edges, the page's path) and, per signature, the pattern with its prefilter literal.
+``anchors`` is a small set of literals that together cover every signature: the pure-Python
+scanner makes one pass over the log per anchor, so fewer anchors make it faster.
+
+The file carries a format version and a SHA-256 of its content, checked on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from . import __version__
+from .corpus import Corpus
+from .literals import prefilter_literals, required_runs
+from .model import Entry
+
+RULES_FORMAT = "kb.rules/1"
+
+# Words so frequent in healthy training and kernel logs that scanning for them finds
+# nearly every line; a signature is anchored on something rarer when it can be.
+COMMON_WORDS = {
+    "error", "Error", "ERROR", "errors", "warning", "Warning", "WARNING", "info", "INFO", "failed", "Failed",
+    "NCCL", "CUDA", "cuda", "rank", "Rank", "with", "from", "that", "this", "line", "File", "file", "self",
+    "python", "torch", "kernel", "process", "Process", "memory", "device", "Device", "time", "step", "loss",
+    "main", "return", "call", "last", "detected", "running", "while", "into", "data", "node", "host",
+}
+# The matcher's own parsers (Xid lines, fallen-off-the-bus lines, NVSwitch SXid lines) need
+# these on a line before they look at it.
+BUILTIN_ANCHORS = ("Xid", "fallen off the bus", "SXid")
+
+
+def _first_steps(entry: Entry, limit: int = 3) -> list[dict]:
+    return [{"text": s.text.strip(), "command": s.command, "rung": s.rung} for s in entry.fix[:limit]]
+
+
+def _summary(entry: Entry) -> str:
+    return " ".join(entry.summary.split())
+
+
+def compile_rules(corpus: Corpus) -> dict:
+    """The rules document for ``corpus`` (without writing it)."""
+    entries: dict[str, dict] = {}
+    signatures: list[dict] = []
+    xid_entries: dict[str, str] = {}
+    for e in corpus.entries:
+        entries[e.id] = {
+            "title": e.title,
+            "category": e.category,
+            "severity": e.severity,
+            "owner": e.owner,
+            "path": f"entries/{e.id}/",
+            "summary": _summary(e),
+            "fix": _first_steps(e),
+            "causes": list(e.causes),
+            "caused_by": list(e.caused_by),
+            "xid": e.xid.code if e.xid else None,
+        }
+        if e.xid:
+            xid_entries[str(e.xid.code)] = e.id
+        for sig in e.signatures:
+            literals, ignore_case = prefilter_literals(sig.pattern)
+            runs, _ = required_runs(sig.pattern)
+            signatures.append({
+                "entry": e.id,
+                "id": sig.id,
+                "pattern": sig.pattern,
+                "literals": literals,
+                "ignore_case": ignore_case,
+                # one required literal: any word of it may serve as the anchor; several: all of them
+                "tokens": _tokens(runs) if len(literals) == 1 else [],
+            })
+    anchors = _cover(signatures)
+    for sig in signatures:
+        del sig["tokens"]
+    body = {
+        "format": RULES_FORMAT,
+        "generator": f"gpu-failure-atlas {__version__}",
+        "entries": entries,
+        "signatures": signatures,
+        "anchors": anchors,
+        "builtin_anchors": list(BUILTIN_ANCHORS),
+        "xid_entries": xid_entries,
+    }
+    body["hash"] = "sha256:" + hashlib.sha256(canonical(body).encode()).hexdigest()
+    return body
+
+
+def canonical(doc: dict) -> str:
+    """The JSON text the hash is computed over: sorted keys, no hash field, compact."""
+    return json.dumps({k: v for k, v in doc.items() if k != "hash"}, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def _tokens(runs: list[str]) -> list[str]:
+    """Candidate anchors for one signature: its literal runs and the words inside them."""
+    tokens = {run for run in runs if len(run.strip()) >= 4}
+    for run in runs:
+        tokens.update(re.findall(r"[A-Za-z][A-Za-z0-9_]{3,}", run))
+    return sorted(tokens)
+
+
+def _cover(signatures: list[dict]) -> list[dict]:
+    """A small set of anchors such that every signature contains at least one of them.
+
+    Greedy set cover: repeatedly take the token that covers the most signatures not yet
+    covered, never a very common word unless nothing else is left, preferring longer
+    tokens on ties. Case-insensitive signatures get their own lower-cased anchors.
+    """
+    anchors: list[dict] = []
+    for i, sig in enumerate(signatures):
+        if len(sig["literals"]) > 1:
+            for literal in sig["literals"]:
+                anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
+    for ignore_case in (False, True):
+        pending = {i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1}
+        while pending:
+            counts: dict[str, set[int]] = {}
+            for i in pending:
+                for token in signatures[i]["tokens"] or signatures[i]["literals"]:
+                    counts.setdefault(token, set()).add(i)
+
+            def score(token: str) -> tuple[int, int, int]:
+                return (0 if token in COMMON_WORDS else 1, len(counts[token]), min(len(token), 24))
+
+            best = max(sorted(counts), key=score)
+            covered = counts[best]
+            anchors.append({"text": best, "ignore_case": ignore_case, "signatures": sorted(covered)})
+            pending -= covered
+    # every signature index belongs to exactly one anchor's list; matching rechecks all
+    return anchors
+
+
+def write_rules(corpus: Corpus, path: Path) -> dict:
+    rules = compile_rules(corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(rules, indent=1, ensure_ascii=False) + "\n"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return rules

@@ -1,0 +1,198 @@
+"""Static analysis of signature patterns: required literal text, and backtracking risk.
+
+Both work on the parse tree of Python's own regular-expression parser, so they judge the
+pattern exactly as ``re`` will run it.
+
+- ``required_runs`` lists the literal strings every match must contain. The longest one
+  is the signature's prefilter literal: a line without it cannot match, so the matcher
+  runs the regex only on lines that contain it.
+- ``backtracking_risks`` names constructs that can make a backtracking engine take
+  polynomial or exponential time on a long line (nested unbounded repeats, several
+  unbounded wildcard repeats, backreferences, lookarounds that RE2 cannot run).
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as P  # type: ignore[attr-defined]
+
+UNBOUNDED = C.MAXREPEAT
+
+
+def parse(pattern: str) -> P.SubPattern:
+    return P.parse(pattern)
+
+
+def _flatten(items: list) -> list:
+    """Inline non-capturing and capturing groups that hold one alternative and no flags."""
+    flat: list = []
+    for op, av in items:
+        if op is C.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            if not add_flags and not del_flags:
+                flat.extend(_flatten(list(sub)))
+                continue
+        flat.append((op, av))
+    return flat
+
+
+def required_runs(pattern: str) -> tuple[list[str], bool]:
+    """Literal runs every match contains, and whether the pattern ignores case.
+
+    With ignore-case the runs are returned lower-cased.
+    """
+    tree = parse(pattern)
+    ignore_case = bool(tree.state.flags & re.IGNORECASE)
+    runs: list[str] = []
+
+    def walk(items: list) -> None:
+        current: list[str] = []
+        for op, av in _flatten(items):
+            if op is C.LITERAL:
+                current.append(chr(av))
+                continue
+            if current:
+                runs.append("".join(current))
+                current = []
+            if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+                walk(list(av[2]))  # the body appears at least once
+            elif op is C.SUBPATTERN:
+                _group, add_flags, _del, sub = av
+                if not (add_flags & re.IGNORECASE):
+                    walk(list(sub))
+            elif op is C.ATOMIC_GROUP:
+                walk(list(av))
+        if current:
+            runs.append("".join(current))
+
+    walk(list(tree))
+    if ignore_case:
+        runs = [r.lower() for r in runs]
+    return runs, ignore_case
+
+
+def best_literal(pattern: str) -> tuple[str, bool]:
+    """The longest required literal run ('' when there is none) and the ignore-case flag."""
+    runs, ignore_case = required_runs(pattern)
+    return (max(runs, key=len) if runs else ""), ignore_case
+
+
+_WILDCARD_IN = {C.CATEGORY, C.NEGATE}
+
+
+def _is_broad(op: object, av: object) -> bool:
+    """A single-character item that matches most characters: '.', \\S, [^...]."""
+    if op is C.ANY:
+        return True
+    if op is C.NOT_LITERAL:
+        return True
+    if op is C.IN:
+        for item_op, item_av in av:  # type: ignore[union-attr]
+            if item_op is C.NEGATE:
+                return True
+            if item_op is C.CATEGORY and item_av in (C.CATEGORY_NOT_SPACE, C.CATEGORY_NOT_DIGIT, C.CATEGORY_NOT_WORD):
+                return True
+    return False
+
+
+def backtracking_risks(pattern: str) -> list[str]:
+    """Reasons this pattern could backtrack badly, or lacks RE2 support; empty when safe."""
+    risks: list[str] = []
+    broad_unbounded = 0
+
+    def walk(items: list, depth_unbounded: int) -> None:
+        nonlocal broad_unbounded
+        for op, av in items:
+            if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+                lo, hi, body = av
+                unbounded = hi is UNBOUNDED or hi > 1000
+                if unbounded and depth_unbounded:
+                    risks.append("an unbounded repeat inside another unbounded repeat (like (a+)+)")
+                body_items = list(body)
+                if unbounded and len(body_items) == 1 and _is_broad(*body_items[0]):
+                    broad_unbounded += 1
+                walk(body_items, depth_unbounded + (1 if unbounded else 0))
+            elif op is C.SUBPATTERN:
+                walk(list(av[3]), depth_unbounded)
+            elif op is C.BRANCH:
+                for alt in av[1]:
+                    walk(list(alt), depth_unbounded)
+            elif op in (C.ASSERT, C.ASSERT_NOT):
+                risks.append("a lookahead or lookbehind (not in the linear-time subset)")
+                walk(list(av[1]), depth_unbounded)
+            elif op in (C.GROUPREF, C.GROUPREF_EXISTS):
+                risks.append("a backreference (not in the linear-time subset)")
+            elif op is C.ATOMIC_GROUP:
+                walk(list(av), depth_unbounded)
+
+    walk(list(parse(pattern)), 0)
+    if broad_unbounded > 2:
+        risks.append(f"{broad_unbounded} unbounded wildcard repeats such as .* (at most 2)")
+    return list(dict.fromkeys(risks))
+
+
+MIN_LITERAL = 4
+
+
+def _alternatives_literals(items: list, ignore_case: bool) -> list[str] | None:
+    """For a BRANCH, the best literal of each alternative, or None if one has none."""
+    out: list[str] = []
+    for alt in items:
+        lits = _prefilter(list(alt), ignore_case)
+        if not lits:
+            return None
+        out.extend(lits)
+    return out
+
+
+def _prefilter(items: list, ignore_case: bool) -> list[str]:
+    runs: list[str] = []
+    branches: list[list[str]] = []
+    current: list[str] = []
+    for op, av in _flatten(items):
+        if op is C.LITERAL:
+            current.append(chr(av))
+            continue
+        if current:
+            runs.append("".join(current))
+            current = []
+        if op is C.BRANCH:
+            lits = _alternatives_literals(av[1], ignore_case)
+            if lits:
+                branches.append(lits)
+        elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
+            inner = _prefilter(list(av[3]), ignore_case)
+            if len(inner) == 1:
+                runs.append(inner[0])
+            elif inner:
+                branches.append(inner)
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+            inner = _prefilter(list(av[2]), ignore_case)
+            if len(inner) == 1:
+                runs.append(inner[0])
+    if current:
+        runs.append("".join(current))
+    best = max(runs, key=len) if runs else ""
+    if len(best.strip()) >= MIN_LITERAL:
+        return [best]
+    usable = [b for b in branches if all(len(x.strip()) >= MIN_LITERAL for x in b)]
+    if usable:
+        return min(usable, key=len)
+    return [best] if best.strip() else []
+
+
+def prefilter_literals(pattern: str) -> tuple[list[str], bool]:
+    """Literals of which every match contains at least one, and the ignore-case flag.
+
+    A single long required run when the pattern has one; otherwise the alternatives of a
+    required alternation (``A|B`` gives the best literal of A and of B). Lower-cased when
+    the pattern ignores case. An empty or short result means the pattern cannot be
+    prefiltered (validation refuses such patterns).
+    """
+    tree = parse(pattern)
+    ignore_case = bool(tree.state.flags & re.IGNORECASE)
+    lits = _prefilter(list(tree), ignore_case)
+    if ignore_case:
+        lits = [x.lower() for x in lits]
+    return lits, ignore_case

@@ -1,0 +1,155 @@
+"""Turn candidate lines into hits: run the signatures and the Xid/SXid parsers on them.
+
+A hit says which entry a line belongs to, with the line number, its text and what the
+line tells about where it came from. One line gives at most one hit per entry.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from .parse import Context, parse_context, parse_pci, parse_sxid, parse_xid
+from .read import MAX_LINE_BYTES, Chunk
+from .scan import LiteralScanner, Scanner
+
+_BLOCK_FIELD = re.compile(r"^\s*(rank|host|exitcode|local_rank|error_file|time)\s*:\s*(.+?)\s*$")
+_EXITCODE = re.compile(r"exitcode\s*[:=]\s*(-?\d+)")
+_SIGNAL = re.compile(r"Signal (\d+) \((SIG[A-Z0-9]+)\)")
+EVIDENCE_CHARS = 600
+
+
+@dataclass
+class Hit:
+    line: int
+    entry: str
+    signature: str | None
+    text: str
+    context: Context
+    fields: dict = field(default_factory=dict)
+
+
+class Matcher:
+    """Everything needed to find hits, compiled once from a rules document."""
+
+    def __init__(self, rules: dict, scanner: Scanner | None = None):
+        self.rules = rules
+        self.xid_entries: dict[int, str] = {int(k): v for k, v in rules["xid_entries"].items()}
+        self.sxid_entries: dict[str, str] = rules.get("sxid_entries", {})
+        self.signatures = []
+        for sig in rules["signatures"]:
+            flags = re.IGNORECASE if sig["ignore_case"] else 0
+            self.signatures.append((sig["entry"], sig["id"], re.compile(sig["pattern"], flags), sig["literals"],
+                                    sig["ignore_case"]))
+        anchors = [(a["text"], a["ignore_case"]) for a in rules["anchors"]]
+        anchors += [(text, False) for text in rules.get("builtin_anchors", ())]
+        self.scanner: Scanner = scanner or LiteralScanner(anchors)
+        self.anchors = anchors
+
+    def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
+        for chunk in chunks:
+            data = chunk.data
+            line = chunk.first_line
+            cursor = 0
+            for start, end in self.scanner.candidate_lines(data):
+                line += data.count(b"\n", cursor, start)
+                cursor = start
+                raw = data[start:min(end, start + MAX_LINE_BYTES)]
+                text = raw.decode("utf-8", errors="replace")
+                found = self.match_line(text, line)
+                if found and any(h.signature == "root-cause-header" or "Root Cause" in h.text for h in found):
+                    block = self._block_fields(data, end)
+                    for h in found:
+                        h.fields.update(block)
+                        if "rank" in block and h.context.rank is None:
+                            h.context.rank = block["rank"]
+                        if "host" in block and not h.context.host:
+                            h.context.host = block["host"]
+                yield from found
+
+    def match_line(self, text: str, line: int) -> list[Hit]:
+        """Hits for one line; progress-bar carriage returns split it into segments."""
+        segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]
+        context = parse_context(segments[0] if segments else text)
+        by_entry: dict[str, Hit] = {}
+        for segment in segments:
+            for entry, sig_id, fields in self._match_segment(segment):
+                if entry in by_entry:
+                    by_entry[entry].fields.update({k: v for k, v in fields.items() if k not in by_entry[entry].fields})
+                    continue
+                ctx = Context(context.time, context.rank, context.host, fields.get("pci") or context.pci)
+                by_entry[entry] = Hit(line, entry, sig_id, segment.strip()[:EVIDENCE_CHARS], ctx, dict(fields))
+        return list(by_entry.values())
+
+    def _match_segment(self, text: str) -> Iterator[tuple[str, str | None, dict]]:
+        if "Xid" in text:
+            if "SXid" in text:
+                event = parse_sxid(text)
+                if event:
+                    kind = "fatal" if event.fatal else "nonfatal"
+                    entry = self.sxid_entries.get(kind)
+                    if entry:
+                        yield entry, None, {"sxid": event.code, "pci": event.pci, "switch": event.switch}
+            else:
+                event = parse_xid(text)
+                if event:
+                    fields: dict = {"xid": event.code, "pci": event.pci}
+                    if event.pid is not None:
+                        fields["pid"] = event.pid
+                    if event.process:
+                        fields["process"] = event.process
+                    if event.caused_by is not None:
+                        fields["caused_by_xid"] = event.caused_by
+                    if event.recovery_action:
+                        fields["recovery_action"] = event.recovery_action
+                    if event.nvlink:
+                        fields["nvlink"] = event.nvlink
+                    yield self.xid_entries.get(event.code, f"xid-{event.code}"), None, fields
+        lowered = None
+        for entry, sig_id, rx, literals, ignore_case in self.signatures:
+            haystack = text
+            if ignore_case:
+                lowered = lowered if lowered is not None else text.lower()
+                haystack = lowered
+            if not any(lit in haystack for lit in literals):
+                continue
+            if rx.search(text):
+                fields = {}
+                pci = parse_pci(text) if "NVRM" in text or "pcieport" in text or "nvidia" in text else None
+                if pci:
+                    fields["pci"] = pci
+                m = _EXITCODE.search(text)
+                if m:
+                    fields["exitcode"] = int(m.group(1))
+                m = _SIGNAL.search(text)
+                if m:
+                    fields["signal"] = m.group(2)
+                yield entry, sig_id, fields
+
+    @staticmethod
+    def _block_fields(data: bytes, end: int, lines: int = 12) -> dict:
+        """Fields of a torchelastic 'Root Cause (first observed failure)' block below ``end``."""
+        fields: dict = {}
+        pos = end + 1
+        for _ in range(lines):
+            if pos >= len(data):
+                break
+            nl = data.find(b"\n", pos)
+            nl = len(data) if nl < 0 else nl
+            m = _BLOCK_FIELD.match(data[pos:nl].decode("utf-8", errors="replace"))
+            pos = nl + 1
+            if not m:
+                continue
+            key, value = m.groups()
+            if key == "rank":
+                num = re.match(r"(\d+)", value)
+                if num:
+                    fields["rank"] = int(num.group(1))
+            elif key == "host":
+                fields["host"] = value
+            elif key == "exitcode":
+                num = re.match(r"(-?\d+)", value)
+                if num:
+                    fields["exitcode"] = int(num.group(1))
+        return fields

@@ -1,0 +1,177 @@
+"""Parse what real log lines carry: timestamps, rank and host prefixes, Xid and SXid events.
+
+Only lines that matched something are parsed, so clarity matters more than speed here.
+
+Timestamps become ``(kind, seconds)``: ``uptime`` (dmesg ``[ 123.456]`` and /dev/kmsg),
+``wall`` (ISO-8601, ``dmesg -T``, Slurm) and ``wall-noyear`` (syslog/journald and glog,
+which print no year). Only times of the same kind are compared.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+
+MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+
+_DMESG = re.compile(r"^\[\s*(\d+\.\d+)\]")
+_KMSG = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
+_DMESG_T = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
+_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
+_SYSLOG = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? (\S+) (?=\S+(?:\[\d+\])?: )")
+_GLOG = re.compile(r"(?:^|\]:|\s)[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\b")
+
+_RANK_PATTERNS = (
+    re.compile(r"\[[Rr]ank ?(\d{1,6})\]"),          # [rank3]: ... and [Rank 3] inside messages
+    re.compile(r"^\[default(\d{1,6})\]:"),          # torchrun --tee / --log-dir prefixes
+    re.compile(r"^(\d{1,6}): "),                     # torchrun's "3: " local-rank prefix
+    re.compile(r"\brank\s*:\s*(\d{1,6})\b"),        # elastic Root Cause block
+    re.compile(r"\btask (\d{1,6}):"),               # srun: error: node: task 3: ...
+    re.compile(r"\bglobal_rank[=:]\s*(\d{1,6})"),
+)
+_NCCL_PREFIX = re.compile(r"(?:^|\s)([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")
+_SRUN_HOST = re.compile(r"srun: error: ([\w.\-]+): task")
+_HOST_FIELD = re.compile(r"^\s*host\s*:\s*([\w.\-]+)")
+_PCI = re.compile(r"\b(?:PCI:)?((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")
+
+# NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]{5,16})\): (\d{1,4}),"
+    r"(?: pid='?(<unknown>|\d+)'?,)?(?: name=([^,]{1,64}),)?\s?(.{0,400})"
+)
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,4})")
+_RECOVERY = re.compile(r"GPU recovery action changed from (0x[0-9a-fA-F]+) \(([^)]*)\) to (0x[0-9a-fA-F]+) \(([^)]*)\)")
+_NVLINK5 = re.compile(r"^([A-Z][A-Z0-9_]*(?:/[A-Z_]+)?)\s+(Nonfatal|Fatal)\s+(XC[01])\s+(i\d+)\s+Link\s+(-?\d+)\s+\((0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)")
+_SXID = re.compile(r"nvidia-nvswitch(\d+): SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d{1,6}), (?:(Fatal|Non-fatal), )?(.{0,300})")
+
+
+@dataclass
+class Context:
+    """Where a line came from, as far as its own text tells."""
+
+    time: tuple[str, float] | None = None
+    rank: int | None = None
+    host: str | None = None
+    pci: str | None = None
+    fields: dict = field(default_factory=dict)
+
+
+def parse_time(line: str) -> tuple[str, float] | None:
+    m = _DMESG.match(line)
+    if m:
+        return ("uptime", float(m.group(1)))
+    m = _KMSG.match(line)
+    if m:
+        return ("uptime", int(m.group(1)) / 1e6)
+    m = _DMESG_T.match(line)
+    if m:
+        mon, day, hh, mm, ss, year = m.groups()
+        return ("wall", float(calendar.timegm((int(year), MONTHS.get(mon, 1), int(day), int(hh), int(mm), int(ss)))))
+    m = _SYSLOG.match(line)
+    if m:
+        mon, day, hh, mm, ss, _host = m.groups()
+        return ("wall-noyear", _noyear(MONTHS.get(mon, 1), int(day), int(hh), int(mm), int(ss)))
+    m = _ISO.search(line[:80])
+    if m:
+        y, mo, d, hh, mm, ss, frac, tz = m.groups()
+        seconds = calendar.timegm((int(y), int(mo), int(d), int(hh), int(mm), int(ss)))
+        if frac:
+            seconds += float("0." + frac)
+        if tz and tz != "Z":
+            sign = 1 if tz[0] == "+" else -1
+            tz = tz[1:].replace(":", "")
+            seconds -= sign * (int(tz[:2]) * 3600 + int(tz[2:]) * 60)
+        return ("wall", float(seconds))
+    m = _GLOG.search(line[:120])
+    if m:
+        mo, d, hh, mm, ss, frac = m.groups()
+        return ("wall-noyear", _noyear(int(mo), int(d), int(hh), int(mm), int(ss)) + float("0." + frac))
+    return None
+
+
+def _noyear(month: int, day: int, hh: int, mm: int, ss: int) -> float:
+    month = min(max(month, 1), 12)
+    day = min(max(day, 1), 28 if month == 2 else 30)
+    return float(calendar.timegm((2000, month, day, hh, mm, ss)))
+
+
+def parse_context(line: str) -> Context:
+    ctx = Context(time=parse_time(line))
+    for rx in _RANK_PATTERNS:
+        m = rx.search(line)
+        if m:
+            ctx.rank = int(m.group(1))
+            break
+    m = _SYSLOG.match(line)
+    if m:
+        ctx.host = m.group(6)
+    m = _NCCL_PREFIX.search(line)
+    if m and not ctx.host:
+        ctx.host = m.group(1)
+    m = _SRUN_HOST.search(line) or _HOST_FIELD.search(line)
+    if m:
+        ctx.host = m.group(1)
+    return ctx
+
+
+@dataclass
+class XidEvent:
+    code: int
+    pci: str
+    pid: int | None
+    process: str | None
+    text: str
+    caused_by: int | None = None
+    recovery_action: str | None = None
+    nvlink: dict | None = None
+
+
+def parse_xid(line: str) -> XidEvent | None:
+    """The Xid event on this line, in any of the driver's formats; None if there is none."""
+    m = _XID.search(line)
+    if not m:
+        return None
+    pci, code, pid, name, rest = m.groups()
+    event = XidEvent(
+        code=int(code),
+        pci=pci.lower().rstrip(".:"),
+        pid=int(pid) if pid and pid.isdigit() else None,
+        process=None if not name or name.strip("'") == "<unknown>" else name.strip(),
+        text=rest.strip(),
+    )
+    caused = _CAUSED_BY.search(rest)
+    if caused:
+        event.caused_by = int(caused.group(1))
+    recovery = _RECOVERY.search(rest)
+    if recovery:
+        event.recovery_action = recovery.group(4)
+    if 144 <= event.code <= 150:
+        nv = _NVLINK5.match(event.text)
+        if nv:
+            unit, severity, xc, inst, link, intr, status = nv.groups()
+            event.nvlink = {"unit": unit, "severity": severity, "link": int(link), "intr_info": intr, "error_status": status}
+    return event
+
+
+@dataclass
+class SxidEvent:
+    switch: int
+    pci: str
+    code: int
+    fatal: bool | None
+    text: str
+
+
+def parse_sxid(line: str) -> SxidEvent | None:
+    m = _SXID.search(line)
+    if not m:
+        return None
+    switch, pci, code, severity, rest = m.groups()
+    fatal = None if severity is None else severity == "Fatal"
+    return SxidEvent(int(switch), pci.lower(), int(code), fatal, rest.strip())
+
+
+def parse_pci(line: str) -> str | None:
+    m = _PCI.search(line)
+    return m.group(1).lower() if m else None

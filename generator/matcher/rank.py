@@ -1,0 +1,149 @@
+"""Group hits into findings and rank them: the root cause first, collateral after it.
+
+A finding is collateral when another failure present in the same log can cause it,
+directly or through a chain, according to the corpus's ``causes``/``caused_by`` edges (and
+to the driver's own "caused by previous Xid N"), and not the other way round. Among roots,
+and among collateral findings, the score orders them: severity, specificity (a failure
+that many others can cause, such as a collective timeout, says less), how early it appears,
+and how often. Findings of severity ``info`` never count as failures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .match import Hit
+
+SEVERITY_WEIGHT = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.1}
+MAX_EVIDENCE = 5
+
+
+@dataclass
+class Finding:
+    id: str
+    meta: dict
+    hits: list[Hit] = field(default_factory=list)
+    count: int = 0
+    role: str = "root"
+    score: float = 0.0
+    because_of: list[str] = field(default_factory=list)
+
+    @property
+    def first(self) -> Hit:
+        return self.hits[0]
+
+    @property
+    def severity(self) -> str:
+        return self.meta["severity"]
+
+
+def unknown_meta(entry_id: str) -> dict:
+    """What a report says about a hit whose entry is not in the rules (an Xid code not yet described)."""
+    code = entry_id.removeprefix("xid-")
+    return {"title": f"Xid {code} (not described in the atlas yet)", "category": "xid", "severity": "medium",
+            "owner": "driver", "path": None, "summary": "", "fix": [], "causes": [], "caused_by": [], "xid": None,
+            "unknown": True}
+
+
+def _closure(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    reach: dict[str, set[str]] = {}
+    for start in graph:
+        seen: set[str] = set()
+        stack = list(graph[start])
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                stack.extend(graph.get(node, ()))
+        reach[start] = seen
+    return reach
+
+
+def _order_key(hit: Hit, time_kind: str | None) -> tuple:
+    if time_kind and hit.context.time and hit.context.time[0] == time_kind:
+        return (0, hit.context.time[1], hit.line)
+    return (1, hit.line, 0)
+
+
+class Ranker:
+    def __init__(self, rules: dict):
+        self.entries: dict[str, dict] = rules["entries"]
+        self.xid_entries = {int(k): v for k, v in rules["xid_entries"].items()}
+        graph: dict[str, set[str]] = {eid: set() for eid in self.entries}
+        for eid, meta in self.entries.items():
+            for target in meta["causes"]:
+                graph[eid].add(target)
+            for source in meta["caused_by"]:
+                graph.setdefault(source, set()).add(eid)
+        self.graph = graph
+        self.reach = _closure(graph)
+        fan_in: dict[str, int] = {eid: 0 for eid in self.entries}
+        for eid, targets in self.reach.items():
+            for t in targets:
+                fan_in[t] = fan_in.get(t, 0) + 1
+        self.fan_in = fan_in
+
+    def rank(self, hits: list[Hit]) -> list[Finding]:
+        findings: dict[str, Finding] = {}
+        dynamic: dict[str, set[str]] = {}
+        for hit in hits:
+            f = findings.get(hit.entry)
+            if f is None:
+                f = findings[hit.entry] = Finding(hit.entry, self.entries.get(hit.entry) or unknown_meta(hit.entry))
+            f.count += 1
+            if len(f.hits) < MAX_EVIDENCE:
+                f.hits.append(hit)
+            cause_code = hit.fields.get("caused_by_xid")
+            if cause_code is not None:
+                cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
+                dynamic.setdefault(cause, set()).add(hit.entry)
+        if not findings:
+            return []
+        # one clock for ordering: the kind of timestamp most hits carry
+        kinds: dict[str, int] = {}
+        for f in findings.values():
+            for h in f.hits:
+                if h.context.time:
+                    kinds[h.context.time[0]] = kinds.get(h.context.time[0], 0) + 1
+        time_kind = max(kinds, key=kinds.get) if kinds else None
+        for f in findings.values():
+            f.hits.sort(key=lambda h: _order_key(h, time_kind))
+        order = sorted(findings.values(), key=lambda f: _order_key(f.first, time_kind))
+        position = {f.id: i for i, f in enumerate(order)}
+
+        def reaches(a: str, b: str) -> bool:
+            if b in self.reach.get(a, ()):
+                return True
+            return b in dynamic.get(a, ())
+
+        failures = [f for f in findings.values() if f.severity != "info"]
+        for f in findings.values():
+            if f.severity == "info":
+                f.role = "info"
+                continue
+            causes = []
+            for other in failures:
+                if other is f:
+                    continue
+                if reaches(other.id, f.id) and not (reaches(f.id, other.id) and position[f.id] < position[other.id]):
+                    causes.append(other.id)
+            if causes:
+                f.role = "collateral"
+                f.because_of = sorted(causes, key=lambda c: position[c])
+        n = len(order)
+        for f in findings.values():
+            severity = SEVERITY_WEIGHT.get(f.severity, 0.5)
+            specificity = 1.0 / (1.0 + math.log2(1 + self.fan_in.get(f.id, 0)))
+            earliness = 1.0 - position[f.id] / n if n > 1 else 1.0
+            frequency = min(f.count, 10) / 10
+            score = 0.45 * severity + 0.25 * specificity + 0.2 * earliness + 0.1 * frequency
+            if f.meta.get("unknown"):
+                score *= 0.7
+            if f.role == "collateral":
+                score *= 0.5
+            elif f.role == "info":
+                score *= 0.2
+            f.score = round(score, 3)
+        role_order = {"root": 0, "collateral": 1, "info": 2}
+        return sorted(findings.values(), key=lambda f: (role_order[f.role], -f.score, position[f.id]))

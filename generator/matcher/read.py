@@ -1,0 +1,82 @@
+"""Read a log of any size and content as line-aligned byte chunks, in constant memory.
+
+Whatever the bytes are, reading never fails: NUL bytes and ANSI colour or cursor codes are
+removed, CRLF becomes LF, invalid UTF-8 is left for the decoder to replace. A line longer
+than ``MAX_LINE_BYTES`` is cut for matching (the rest of it is skipped, not kept), so one
+huge line cannot exhaust memory; the matcher also looks at no more than that much of any
+line. Line numbers count LF-terminated lines from 1.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+CHUNK_BYTES = 1 << 20
+MAX_LINE_BYTES = 64 * 1024
+
+_ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+@dataclass
+class Chunk:
+    """Complete lines of the input: ``data`` ends with LF (except possibly at end of input)."""
+
+    data: bytes
+    first_line: int  # number of the first line in ``data``
+
+
+@dataclass
+class InputStats:
+    lines: int = 0
+    bytes: int = 0
+    cut_lines: int = 0  # lines longer than MAX_LINE_BYTES, cut for matching
+
+
+def clean(data: bytes) -> bytes:
+    """Remove what is not log text: NUL bytes, ANSI escape sequences, CR before LF."""
+    if b"\x00" in data:
+        data = data.replace(b"\x00", b"")
+    if b"\x1b" in data:
+        data = _ANSI.sub(b"", data)
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
+    return data
+
+
+def chunks(stream: BinaryIO, stats: InputStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
+    """Yield cleaned, line-aligned chunks of ``stream``; update ``stats`` as it goes."""
+    line = 1
+    carry = b""
+    skipping = False  # inside an over-long line whose head was already emitted
+    while True:
+        block = stream.read(chunk_bytes)
+        if not block:
+            break
+        stats.bytes += len(block)
+        if skipping:
+            nl = block.find(b"\n")
+            if nl < 0:
+                continue
+            block = block[nl + 1:]
+            skipping = False
+        data = carry + block if carry else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+        else:
+            body, carry = data[: cut + 1], data[cut + 1:]
+            body = clean(body)
+            yield Chunk(body, line)
+            line += body.count(b"\n")
+        if len(carry) > MAX_LINE_BYTES:  # a line longer than the limit: keep its head only
+            stats.cut_lines += 1
+            yield Chunk(clean(carry[:MAX_LINE_BYTES]) + b"\n", line)
+            line += 1
+            carry = b""
+            skipping = True
+    if carry:
+        yield Chunk(clean(carry), line)
+        line += 1
+    stats.lines = line - 1

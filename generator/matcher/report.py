@@ -1,0 +1,190 @@
+"""The diagnosis report: one data structure, three renderings (JSON, text, Markdown).
+
+The JSON form is the contract (``kb.diagnosis/1``); the text form is for people at a
+terminal; the Markdown form is for pasting into a chat or a pull request. All three are
+built from the same ``report`` dictionary, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+
+from .rank import Finding
+
+SCHEMA = "kb.diagnosis/1"
+
+
+def _time_text(time: tuple[str, float] | None) -> str | None:
+    if not time:
+        return None
+    kind, value = time
+    if kind == "uptime":
+        return f"{value:.6f} s after boot"
+    stamp = _dt.datetime.fromtimestamp(value, _dt.timezone.utc)
+    if kind == "wall-noyear":
+        return stamp.strftime("%b %d %H:%M:%S")
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _where(f: Finding) -> dict:
+    h = f.first
+    where = {}
+    if h.context.rank is not None:
+        where["rank"] = h.context.rank
+    if h.context.host:
+        where["host"] = h.context.host
+    pci = h.fields.get("pci") or h.context.pci
+    if pci:
+        where["pci"] = pci
+    t = _time_text(h.context.time)
+    if t:
+        where["time"] = t
+    return where
+
+
+def build(findings: list[Finding], stats, site_url: str = "") -> dict:
+    """The report as plain data, in the ``kb.diagnosis/1`` shape."""
+    out = []
+    for f in findings:
+        fields = {}
+        for h in f.hits:
+            for k, v in h.fields.items():
+                if k not in ("pci",) and k not in fields:
+                    fields[k] = v
+        path = f.meta.get("path")
+        item = {
+            "id": f.id,
+            "title": f.meta["title"],
+            "severity": f.severity,
+            "category": f.meta["category"],
+            "owner": f.meta["owner"],
+            "role": f.role,
+            "score": f.score,
+            "count": f.count,
+            "first_line": f.first.line,
+            "where": _where(f),
+            "fields": fields,
+            "evidence": [{"line": h.line, "text": h.text} for h in f.hits],
+            "url": (site_url + path) if path else None,
+            "summary": f.meta.get("summary", ""),
+            "fix": f.meta.get("fix", []),
+        }
+        if f.because_of:
+            item["caused_by"] = f.because_of
+        out.append(item)
+    initiating = None
+    failures = [f for f in findings if f.role != "info"]
+    if failures:
+        root = failures[0]
+        initiating = {"entry": root.id, "line": root.first.line, **_where(root)}
+    return {
+        "schema": SCHEMA,
+        "input": {"lines": stats.lines, "bytes": stats.bytes, **({"cut_lines": stats.cut_lines} if stats.cut_lines else {})},
+        "verdict": _verdict(findings),
+        "initiating": initiating,
+        "findings": out,
+    }
+
+
+def _verdict(findings: list[Finding]) -> str:
+    failures = [f for f in findings if f.role != "info"]
+    if not failures:
+        return "no known failure found"
+    root = failures[0]
+    return f"{root.meta['title']}"
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def _where_text(where: dict) -> str:
+    parts = []
+    if "host" in where:
+        parts.append(f"host {where['host']}")
+    if "rank" in where:
+        parts.append(f"rank {where['rank']}")
+    if "pci" in where:
+        parts.append(f"GPU {where['pci']}")
+    if "time" in where:
+        parts.append(f"at {where['time']}")
+    return ", ".join(parts)
+
+
+ROLE_LABEL = {"root": "ROOT CAUSE", "collateral": "COLLATERAL", "info": "NOTE"}
+
+
+def to_text(report: dict, name: str = "input") -> str:
+    lines = [f"{name}: {report['input']['lines']:,} lines, {report['input']['bytes']:,} bytes"]
+    findings = report["findings"]
+    if not any(f["role"] != "info" for f in findings):
+        lines.append("No known failure found. The log matched nothing in the atlas.")
+    titles = {f["id"]: f["title"] for f in findings}
+    for f in findings:
+        lines.append("")
+        head = f"{ROLE_LABEL[f['role']]}: {f['title']}  [{f['severity']}, owner: {f['owner']}]"
+        lines.append(head)
+        if f.get("caused_by"):
+            lines.append("  likely caused by: " + "; ".join(titles.get(c, c) for c in f["caused_by"]))
+        where = _where_text(f["where"])
+        if where:
+            lines.append(f"  where: {where}")
+        lines.append(f"  seen {f['count']} time{'s' if f['count'] != 1 else ''}, first on line {f['first_line']}:")
+        width = len(str(max(e["line"] for e in f["evidence"])))
+        for e in f["evidence"]:
+            lines.append(f"    {e['line']:>{width}} | {e['text']}")
+        if f["role"] == "root" and f["fix"]:
+            lines.append("  first steps:")
+            for i, step in enumerate(f["fix"], 1):
+                rung = f"[{step['rung'].replace('-', ' ')}] " if step.get("rung") else ""
+                lines.append(f"    {i}. {rung}{' '.join(step['text'].split())}")
+                if step.get("command"):
+                    for cmd in step["command"].splitlines():
+                        lines.append(f"       $ {cmd}")
+        if f["url"]:
+            lines.append(f"  more: {f['url']}")
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(report: dict, name: str = "input") -> str:
+    out = [f"### Diagnosis of `{name}`", ""]
+    findings = report["findings"]
+    failures = [f for f in findings if f["role"] != "info"]
+    if not failures:
+        out.append("No known failure found: the log matched nothing in the atlas.")
+    else:
+        root = failures[0]
+        link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
+        where = _where_text(root["where"])
+        out.append(f"**Root cause:** {link} ({root['severity']})" + (f", {where}" if where else ""))
+    titles = {f["id"]: f["title"] for f in findings}
+    for f in findings:
+        out.append("")
+        title = f"[{f['title']}]({f['url']})" if f["url"] else f["title"]
+        out.append(f"#### {ROLE_LABEL[f['role']].capitalize()}: {title}")
+        out.append("")
+        meta = [f"severity **{f['severity']}**", f"seen {f['count']}×", f"first on line {f['first_line']}"]
+        if f.get("caused_by"):
+            meta.append("likely caused by " + ", ".join(titles.get(c, c) for c in f["caused_by"]))
+        where = _where_text(f["where"])
+        if where:
+            meta.append(where)
+        out.append("; ".join(meta))
+        out.append("")
+        longest = max((e["text"].count("`") for e in f["evidence"]), default=0)
+        fence = "`" * max(3, longest + 1)
+        out.append(fence + "text")
+        for e in f["evidence"]:
+            out.append(f"{e['line']}: {e['text']}")
+        out.append(fence)
+        if f["role"] == "root" and f["fix"]:
+            out.append("")
+            out.append("First steps:")
+            out.append("")
+            for i, step in enumerate(f["fix"], 1):
+                cmd = f" `{step['command']}`" if step.get("command") and "`" not in step["command"] and "\n" not in step["command"] else ""
+                out.append(f"{i}. {' '.join(step['text'].split())}{cmd}")
+    out.append("")
+    out.append(f"<sub>{report['input']['lines']:,} lines analysed locally by GPU Failure Atlas.</sub>")
+    return "\n".join(out) + "\n"
