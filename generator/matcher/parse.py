@@ -20,7 +20,7 @@ _KMSG = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 _DMESG_T = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
 _SYSLOG = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? (\S+) (?=\S+(?:\[\d+\])?: )")
-_GLOG = re.compile(r"(?:^|\]:|\s)[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\b")
+_GLOG = re.compile(r"(?:^|[\s\[])[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\b")  # E0810 / c10's E321
 
 _RANK_PATTERNS = (
     re.compile(r"\[[Rr]ank ?(\d{1,6})\]"),          # [rank3]: ... and [Rank 3] inside messages

@@ -1,0 +1,99 @@
+"""`kb diagnose`, `kb rules` and `kb eval` from the command line: inputs, outputs, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_kb
+
+DEV = ROOT.parent / "shared" / "logs-dev"
+
+
+def test_rules_file_has_format_and_hash(tmp_path: Path) -> None:
+    out = tmp_path / "rules.json"
+    result = run_kb("rules", "--output", str(out), cwd=ROOT)
+    assert result.code == 0, result.err
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "kb.rules/1" and doc["hash"].startswith("sha256:")
+    from generator.matcher import RulesError, check_rules
+
+    check_rules(doc)
+    doc["entries"]["xid-79"]["severity"] = "low"
+    with pytest.raises(RulesError, match="hash"):
+        check_rules(doc)
+
+
+def test_tampered_rules_file_is_refused_with_one_line(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    run_kb("rules", "--output", str(rules), cwd=ROOT)
+    rules.write_text(rules.read_text().replace('"critical"', '"low"', 1))
+    log = tmp_path / "a.log"
+    log.write_text("hello\n")
+    result = run_kb("diagnose", str(log), "--rules", str(rules), cwd=ROOT)
+    assert result.code == 2 and "does not match its hash" in result.err and result.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_formats(tmp_path: Path, fmt: str) -> None:
+    log = tmp_path / "job.log"
+    log.write_text("[  12.5] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n")
+    result = run_kb("diagnose", str(log), "--format", fmt, cwd=ROOT)
+    assert result.code == 0, result.err
+    if fmt == "json":
+        assert json.loads(result.out)["findings"][0]["id"] == "xid-79"
+    else:
+        assert "Xid 79" in result.out
+
+
+def test_standard_input_via_a_real_process() -> None:
+    proc = subprocess.run([sys.executable, "-m", "generator", "diagnose", "-", "--format", "json"], cwd=ROOT,
+                          input=b"RuntimeError: CUDA error: an illegal memory access was encountered\n",
+                          capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["findings"][0]["id"] == "cuda-illegal-memory-access"
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p.write_bytes(b""), "the input is empty"),
+        (lambda p: p.mkdir(), "is a folder"),
+        (lambda p: None, "no such file"),
+    ],
+)
+def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path, make, message: str) -> None:
+    target = tmp_path / "input.log"
+    make(target)
+    result = run_kb("diagnose", str(target), cwd=ROOT)
+    assert result.code == 2 and message in result.err and result.err.count("\n") == 1 and "Traceback" not in result.err
+
+
+def test_binary_garbage_is_diagnosed_not_fatal(tmp_path: Path) -> None:
+    log = tmp_path / "bin.log"
+    garbage = bytes(range(256)) * 50  # NUL, CR, LF, ESC and invalid UTF-8 included
+    log.write_bytes(garbage + b"\nNVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n\xff\xfe")
+    result = run_kb("diagnose", str(log), "--format", "json", cwd=ROOT)
+    assert result.code == 0
+    report = json.loads(result.out)
+    assert report["findings"][0]["id"] == "xid-79"
+    assert report["findings"][0]["first_line"] == garbage.count(b"\n") + 2
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="../shared/logs-dev is not beside this checkout")
+def test_eval_on_the_development_logs() -> None:
+    result = run_kb("eval", str(DEV), cwd=ROOT)
+    assert "top-3: 17/17" in result.out, result.out
+    top1 = int(result.out.split("top-1: ")[1].split("/")[0])
+    assert top1 >= 15, result.out
+    assert result.code == 0
+
+
+def test_eval_on_the_project_fixtures() -> None:
+    result = run_kb("eval", str(ROOT / "tests" / "fixtures" / "logs"), cwd=ROOT)
+    assert result.code == 0, result.out
+    assert "every case right at the top" in result.out, result.out

@@ -1,0 +1,110 @@
+"""The diagnosis end to end on small rules: cascades, roles, where, formats, healthy logs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from generator.corpus import Corpus
+from generator.export import compile_rules
+from generator.matcher import Diagnoser, to_json, to_markdown, to_text
+from generator.model import Entry
+from generator.re2scan import Re2Scanner, available
+
+from conftest import ROOT
+
+
+def _entry(id: str, category: str, severity: str, pattern: str | None, example: str | None, **extra) -> Entry:
+    data = {
+        "id": id, "title": f"Title {id}", "category": category, "severity": severity, "owner": "hardware",
+        "summary": f"Summary of {id}.", "root_cause": "r",
+        "fix": [{"text": f"Fix {id}.", "command": f"fix-{id}", "rung": "restart-app"}],
+        "references": [{"title": "t", "url": "https://example.org/r"}],
+    }
+    if pattern:
+        data["signatures"] = [{"id": "main", "pattern": pattern, "examples": [{"line": example, "source": "https://example.org/l"}]}]
+    data.update(extra)
+    return Entry.model_validate(data)
+
+
+@pytest.fixture(scope="module")
+def rules() -> dict:
+    entries = [
+        _entry("xid-79", "xid", "critical", None, None, xid={"code": 79, "name": "GPU has fallen off the bus"},
+               causes=["nccl-watchdog-timeout"]),
+        _entry("xid-45", "xid", "low", None, None, xid={"code": 45, "name": "Preemptive cleanup"}),
+        _entry("xid-149", "xid", "high", None, None, xid={"code": 149, "name": "NVLink NETIR"}),
+        _entry("cuda-oom", "cuda", "medium", r"CUDA out of memory\. Tried to allocate", "CUDA out of memory. Tried to allocate 2 GiB",
+               causes=["nccl-watchdog-timeout"]),
+        _entry("nccl-watchdog-timeout", "nccl", "high", r"Watchdog caught collective operation timeout",
+               "[Rank 1] Watchdog caught collective operation timeout"),
+        _entry("benign-note", "numerics", "info", r"OVERFLOW! Rank \d+ Skipping step", "OVERFLOW! Rank 0 Skipping step"),
+    ]
+    return compile_rules(Corpus(root=ROOT, entries=entries))
+
+
+def _diagnose(rules: dict, text: str, re2: bool = False) -> dict:
+    return Diagnoser(rules, scanner_factory=Re2Scanner if re2 else None).diagnose_text(text)
+
+
+CASCADE = """\
+[rank0]:[E321 02:07:08.408 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)
+[rank1]:[E321 02:07:09.100 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)
+Feb 15 17:37:45 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
+"""
+
+
+@pytest.mark.parametrize("re2", [False, True] if available() else [False])
+def test_root_cause_leads_and_collateral_follows(rules: dict, re2: bool) -> None:
+    report = _diagnose(rules, CASCADE, re2)
+    ids = [(f["id"], f["role"]) for f in report["findings"]]
+    assert ids == [("xid-79", "root"), ("nccl-watchdog-timeout", "collateral")]
+    root, collateral = report["findings"]
+    assert root["where"] == {"host": "node7", "pci": "0000:3b:00", "time": "Feb 15 17:37:45"}
+    assert root["fields"]["xid"] == 79
+    assert collateral["count"] == 2 and collateral["caused_by"] == ["xid-79"]
+    assert collateral["where"]["rank"] == 0
+    assert report["initiating"]["entry"] == "xid-79" and report["initiating"]["host"] == "node7"
+
+
+def test_driver_cause_suffix_makes_xid_45_collateral(rules: dict) -> None:
+    text = ("NVRM: Xid (PCI:0000:dc:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x0 0x0 0x0 0x0)\n"
+            "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149\n") * 3
+    report = _diagnose(rules, text)
+    assert [(f["id"], f["role"]) for f in report["findings"]] == [("xid-149", "root"), ("xid-45", "collateral")]
+
+
+def test_unknown_xid_is_reported_without_a_page(rules: dict) -> None:
+    report = _diagnose(rules, "NVRM: Xid (PCI:0000:01:00): 62, 0096(1c54) 00000000 00000000\n")
+    (f,) = report["findings"]
+    assert f["id"] == "xid-62" and f["url"] is None and "not described" in f["title"]
+
+
+def test_healthy_log_has_no_failure(rules: dict) -> None:
+    text = "epoch 1 loss 0.52\nNCCL INFO Bootstrap : Using eth0\nOVERFLOW! Rank 0 Skipping step\nNVRM: loading NVIDIA UNIX x86_64 Kernel Module\n"
+    report = _diagnose(rules, text)
+    assert [f["role"] for f in report["findings"]] == ["info"]
+    assert report["initiating"] is None and report["verdict"] == "no known failure found"
+
+
+def test_progress_bar_carriage_returns_and_ansi(rules: dict) -> None:
+    text = " 10%|#   |\r 20%|##  |\r\x1b[31mCUDA out of memory. Tried to allocate 2 GiB\x1b[0m\nnext\n"
+    report = _diagnose(rules, text)
+    (f,) = report["findings"]
+    assert f["id"] == "cuda-oom" and f["first_line"] == 1
+    assert f["evidence"][0]["text"] == "CUDA out of memory. Tried to allocate 2 GiB"
+
+
+def test_formats_render_the_same_report(rules: dict) -> None:
+    report = _diagnose(rules, CASCADE)
+    data = json.loads(to_json(report))
+    assert data["schema"] == "kb.diagnosis/1" and data["input"] == {"lines": 3, "bytes": len(CASCADE)}
+    for key in ("id", "title", "severity", "role", "score", "count", "first_line", "where", "fields", "evidence"):
+        assert key in data["findings"][0]
+    text = to_text(report, "job.log")
+    assert "ROOT CAUSE: Title xid-79" in text and "COLLATERAL: Title nccl-watchdog-timeout" in text
+    assert "likely caused by: Title xid-79" in text and "3 | Feb 15 17:37:45 node7 kernel" in text
+    md = to_markdown(report, "job.log")
+    assert md.startswith("### Diagnosis of `job.log`") and "**Root cause:** [Title xid-79](entries/xid-79/)" in md
+    assert "```text\n3: Feb 15" in md

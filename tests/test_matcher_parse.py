@@ -1,0 +1,86 @@
+"""Parsing real line shapes: timestamps, ranks, hosts, Xid and SXid variants."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.matcher.parse import parse_context, parse_sxid, parse_time, parse_xid
+
+
+@pytest.mark.parametrize(
+    "line, kind, seconds",
+    [
+        ("[82659.755847] NVRM: Xid", "uptime", 82659.755847),
+        ("[  975.844436] NVRM: Xid", "uptime", 975.844436),
+        ("6,3964,206764307,-;nvidia-nvswitch2: open", "uptime", 206.764307),
+        ("[Fri Aug 30 11:43:09 2024] NVRM: Xid", "wall", 1725018189.0),
+        ("2024-08-30T11:43:09.500Z ERROR x", "wall", 1725018189.5),
+        ("[2024-08-30T13:43:09+02:00] slurmstepd: error", "wall", 1725018189.0),
+        ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog", "wall-noyear", None),
+        ("Feb 15 17:37:45 gpu-node-a kernel: [82659.755847] NVRM: Xid", "wall-noyear", None),
+    ],
+)
+def test_timestamps(line: str, kind: str, seconds: float | None) -> None:
+    parsed = parse_time(line)
+    assert parsed is not None and parsed[0] == kind
+    if seconds is not None:
+        assert parsed[1] == pytest.approx(seconds)
+
+
+def test_glog_and_syslog_order_within_a_log() -> None:
+    a = parse_time("E0810 15:36:05.945000 1 x.cpp:1] first")
+    b = parse_time("E0810 15:36:06.100000 1 x.cpp:1] second")
+    assert a and b and a[0] == b[0] == "wall-noyear" and a[1] < b[1]
+
+
+@pytest.mark.parametrize(
+    "line, rank, host",
+    [
+        ("[rank3]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught", 3, None),
+        ("[default5]:RuntimeError: CUDA error: an illegal memory access was encountered", 5, None),
+        ("2: RuntimeError: CUDA out of memory.", 2, None),
+        ("node07:2811:2811 [1] NCCL INFO Bootstrap : Using eth0", None, "node07"),
+        ("Feb 15 17:37:45 gpu-node-a kernel: NVRM: Xid (PCI:0000:3b:00): 79,", None, "gpu-node-a"),
+        ("srun: error: node12: task 7: Out Of Memory", 7, "node12"),
+    ],
+)
+def test_rank_and_host(line: str, rank: int | None, host: str | None) -> None:
+    ctx = parse_context(line)
+    assert (ctx.rank, ctx.host) == (rank, host)
+
+
+@pytest.mark.parametrize(
+    "line, code, pci, pid, process",
+    [
+        ("NVRM: Xid (0000:03:00): 14, Channel 00000001", 14, "0000:03:00", None, None),
+        ("NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.", 79, "0000:2b:00", None, None),
+        ("NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.", 79, "0000:05:00", None, None),
+        ("NVRM: Xid (PCI:0000:61:00): 45, pid=1496200, name=distprovers-gpu, Ch 0000000a", 45, "0000:61:00", 1496200, "distprovers-gpu"),
+        ("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.", 63, "0000:10:1c", 1896, None),
+    ],
+)
+def test_xid_variants(line: str, code: int, pci: str, pid: int | None, process: str | None) -> None:
+    event = parse_xid(line)
+    assert event is not None
+    assert (event.code, event.pci, event.pid, event.process) == (code, pci, pid, process)
+
+
+def test_xid_cause_recovery_and_nvlink5_fields() -> None:
+    e = parse_xid("NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149")
+    assert e and e.caused_by == 149
+    e = parse_xid("NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)")
+    assert e and e.recovery_action == "Node Reboot Required"
+    e = parse_xid("NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)")
+    assert e and e.nvlink == {"unit": "RLW_RXPIPE", "severity": "Nonfatal", "link": 13, "intr_info": "0x0409a0c2",
+                              "error_status": "0x00000008"}
+
+
+def test_not_an_xid() -> None:
+    assert parse_xid("NVRM: GPU at PCI:0000:2b:00: GPU-bc0fa0b9-cac2-f507-b715-9bebdb69c71e") is None
+
+
+def test_sxid() -> None:
+    e = parse_sxid("nvidia-nvswitch2: SXid (PCI:0000:85:00.0): 12028, Non-fatal, Link 61 egress non-posted PRIV error (First)")
+    assert e and (e.switch, e.code, e.fatal) == (2, 12028, False)
+    e = parse_sxid("nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 20034, Fatal, Link 30 LTSSM Fault Up")
+    assert e and e.fatal is True

@@ -1,0 +1,64 @@
+"""Every signature in the corpus: its own examples, and adversarial long lines in bounded time.
+
+Examples and counter-examples are also checked by `kb validate`; running them here too
+keeps the rule visible in the test report, signature by signature.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from conftest import ROOT
+from generator.corpus import load_corpus
+from generator.literals import prefilter_literals
+from generator.matcher.read import MAX_LINE_BYTES
+
+CORPUS = load_corpus(ROOT / "kb" / "entries")
+SIGNATURES = [(e.id, s) for e in CORPUS.entries for s in e.signatures]
+# generous: a linear pattern needs milliseconds on 64 KiB; catastrophic ones need minutes
+BOUND_SECONDS = 0.5
+
+
+@pytest.mark.parametrize("entry, sig", SIGNATURES, ids=[f"{e}:{s.id}" for e, s in SIGNATURES])
+def test_examples_match_and_counter_examples_do_not(entry, sig) -> None:
+    rx = re.compile(sig.pattern)
+    for example in sig.examples:
+        assert rx.search(example.line), example.line
+    for counter in sig.counter_examples:
+        assert not rx.search(counter), counter
+
+
+def _adversarial(sig) -> list[str]:
+    literals, _ = prefilter_literals(sig.pattern)
+    lit = literals[0] if literals else ""
+    example = sig.examples[0].line
+    fillers = ["a", " ", "0", "x ", ":", "\t", "(", "é"]
+    lines = []
+    for filler in fillers:
+        lines.append((lit + filler * MAX_LINE_BYTES)[:MAX_LINE_BYTES])
+        lines.append((example[: len(example) // 2] + filler * MAX_LINE_BYTES)[:MAX_LINE_BYTES])
+    lines.append((lit * (MAX_LINE_BYTES // max(1, len(lit)) + 1))[:MAX_LINE_BYTES])
+    lines.append((example * (MAX_LINE_BYTES // len(example) + 1))[:MAX_LINE_BYTES])
+    return lines
+
+
+@pytest.mark.parametrize("entry, sig", SIGNATURES, ids=[f"{e}:{s.id}" for e, s in SIGNATURES])
+def test_signature_is_fast_on_adversarial_long_lines(entry, sig) -> None:
+    rx = re.compile(sig.pattern)
+    for line in _adversarial(sig):
+        start = time.perf_counter()
+        rx.search(line)
+        elapsed = time.perf_counter() - start
+        assert elapsed < BOUND_SECONDS, f"{entry}:{sig.id} took {elapsed:.2f} s on a {len(line)}-character line"
+
+
+def test_the_adversarial_check_catches_a_catastrophic_pattern() -> None:
+    """A check that cannot fail is a defect: a nested repeat must blow the bound."""
+    rx = re.compile(r"^(a+)+b")
+    line = "a" * 25
+    start = time.perf_counter()
+    rx.search(line)
+    assert time.perf_counter() - start > BOUND_SECONDS
