@@ -29,6 +29,7 @@ OUT = ROOT / "bench" / "out"
 RESULTS = ROOT / "bench" / "results.md"
 sys.path.insert(0, str(ROOT / "bench"))
 
+from results_file import write_section  # noqa: E402
 from synth import write_corpus  # noqa: E402
 
 
@@ -111,21 +112,18 @@ def main() -> int:
                      "rss": max(r["rss_mib"] for r in runs), "pages": runs[0]["pages"]})
         shutil.rmtree(OUT / f"work-{n}", ignore_errors=True)
     write_results(rows, args.runs)
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    print(f"wrote the build section of {RESULTS.relative_to(ROOT)}")
     return 0
 
 
 def write_results(rows: list[dict], runs: int) -> None:
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        "# Benchmark results",
-        "",
-        "Written by `make bench` (bench/run.py). Figures are medians of the runs listed.",
-        "",
-        "## Site build time against corpus size",
+        "## Site build time against corpus size (bench/run.py)",
         "",
         f"- Date: {date}",
         f"- Machine: {machine()}",
+        "- Figures: medians of the runs listed.",
         "- Build: `mkdocs build --strict` of the real configuration (Material, search plugin, the project's hook"
         " generating every page), synthetic corpora from bench/synth.py (entries shaped like full-depth real ones).",
         "- Generator share: time spent in the hook (load + validate + render + write), timed inside the build.",
@@ -153,7 +151,7 @@ def write_results(rows: list[dict], runs: int) -> None:
             f"Generator share: {100 * small['gen'] / small['wall']:.1f} % and {100 * large['gen'] / large['wall']:.1f} % "
             "(target at most 10 %).",
         ]
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_section("build", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ def make_diagnoser(rules: dict, engine: str = "auto") -> Diagnoser:
     if engine == "re2" and not re2scan.available():
         raise InputError("--engine re2 needs the google-re2 package: pip install google-re2")
     use_re2 = engine == "re2" or (engine == "auto" and re2scan.available())
-    return Diagnoser(rules, scanner_factory=re2scan.Re2Scanner if use_re2 else None, site_url=settings.site_url)
+    return Diagnoser(rules, scanner_factory=re2scan.Re2Scanner.for_matcher if use_re2 else None, site_url=settings.site_url)
 
 
 @dataclass
@@ -100,6 +100,24 @@ class CaseResult:
     got: list[str]
     top1: bool
     top3: bool
+    initiating: str | None = None  # what the label says failed first, when it says
+    initiating_got: str | None = None
+    initiating_ok: bool | None = None
+
+
+def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | None]:
+    """Compare the label's 'rank N' / 'local_rank N' / PCI address / host with the report."""
+    found = report.get("initiating") or {}
+    shown = ", ".join(f"{k} {found[k]}" for k in ("rank", "host", "pci") if k in found) or "nothing"
+    if not label:
+        return shown, None
+    label = label.strip()
+    for prefix in ("rank ", "local_rank "):
+        if label.startswith(prefix) and label[len(prefix):].isdigit():
+            return shown, found.get("rank") == int(label[len(prefix):])
+    if label.lower() == str(found.get("pci", "")).lower():
+        return shown, True
+    return shown, label == found.get("host")
 
 
 def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
@@ -121,14 +139,17 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
         with log.open("rb") as fh:
             report = diagnoser.diagnose(fh)
         got = [f["id"] for f in report["findings"] if f["role"] != "info"]
+        initiating_got, initiating_ok = _initiating(label.get("initiating"), report)
         expected = str(label["expected"])
         acceptable = [expected] + [str(a) for a in (label.get("also_acceptable") or [])]
         if expected == "none":
             ok = not got
-            results.append(CaseResult(case, expected, acceptable, got, ok, ok))
+            result = CaseResult(case, expected, acceptable, got, ok, ok)
         else:
-            results.append(CaseResult(case, expected, acceptable, got, bool(got) and got[0] in acceptable,
-                                      any(g in acceptable for g in got[:3])))
+            result = CaseResult(case, expected, acceptable, got, bool(got) and got[0] in acceptable,
+                                any(g in acceptable for g in got[:3]))
+        result.initiating, result.initiating_got, result.initiating_ok = label.get("initiating"), initiating_got, initiating_ok
+        results.append(result)
     return results
 
 
@@ -146,6 +167,12 @@ def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float
     print(f"  top-1: {top1}/{n} ({100 * top1 / n:.0f} %)" if n else "  no cases")
     print(f"  top-3: {top3}/{n} ({100 * top3 / n:.0f} %)" if n else "")
     print(f"  false positives on healthy logs: {false_pos}/{len(nones)}" if nones else "  no healthy (none) cases")
+    labelled = [r for r in results if r.initiating_ok is not None]
+    if labelled:
+        print(f"  failed first (rank, host or GPU) named right: {sum(r.initiating_ok for r in labelled)}/{len(labelled)}")
+    for r in labelled:
+        if not r.initiating_ok:
+            print(f"  initiating {r.case}: label says {r.initiating}, report says {r.initiating_got}")
     misses = [r for r in results if not r.top1]
     for r in misses:
         shown = ", ".join(r.got[:3]) or "nothing"

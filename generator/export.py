@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import __version__
 from .corpus import Corpus
-from .literals import prefilter_literals, required_runs
+from .literals import prefilter_literals, rarity, required_runs
 from .model import Entry
 
 RULES_FORMAT = "kb.rules/1"
@@ -118,15 +118,17 @@ def _cover(signatures: list[dict]) -> list[dict]:
             for literal in sig["literals"]:
                 anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
     for ignore_case in (False, True):
-        pending = {i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1}
+        # a signature whose literal contains a builtin anchor ('Xid', ...) is found through it already
+        pending = {i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
+                   and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))}
         while pending:
             counts: dict[str, set[int]] = {}
             for i in pending:
                 for token in signatures[i]["tokens"] or signatures[i]["literals"]:
                     counts.setdefault(token, set()).add(i)
 
-            def score(token: str) -> tuple[int, int, int]:
-                return (0 if token in COMMON_WORDS else 1, len(counts[token]), min(len(token), 24))
+            def score(token: str) -> tuple[int, int, float]:
+                return (0 if token in COMMON_WORDS else 1, len(counts[token]), min(rarity(token), 24))
 
             best = max(sorted(counts), key=score)
             covered = counts[best]

@@ -133,6 +133,22 @@ def backtracking_risks(pattern: str) -> list[str]:
 
 
 MIN_LITERAL = 4
+_PLAIN_WORD = re.compile(r"\s*[a-z]+\s*")
+
+
+def rarity(run: str) -> float:
+    """How unlikely a literal is to appear in a healthy log: longer is rarer, and a lone
+    lower-case word ('process', 'exitcode') is far more common than text with capitals,
+    digits or punctuation ('Killed process ', ' (pid: ')."""
+    core = run.strip()
+    score = float(len(core))
+    if _PLAIN_WORD.fullmatch(run):
+        score -= 6
+    if any(ch.isupper() or ch.isdigit() for ch in core):
+        score += 2
+    if any(not ch.isalnum() and not ch.isspace() for ch in core):
+        score += 2
+    return score
 
 
 def _alternatives_literals(items: list, ignore_case: bool) -> list[str] | None:
@@ -173,9 +189,10 @@ def _prefilter(items: list, ignore_case: bool) -> list[str]:
                 runs.append(inner[0])
     if current:
         runs.append("".join(current))
+    long_runs = [r for r in runs if len(r.strip()) >= MIN_LITERAL]
+    if long_runs:
+        return [max(long_runs, key=rarity)]
     best = max(runs, key=len) if runs else ""
-    if len(best.strip()) >= MIN_LITERAL:
-        return [best]
     usable = [b for b in branches if all(len(x.strip()) >= MIN_LITERAL for x in b)]
     if usable:
         return min(usable, key=len)

@@ -20,18 +20,30 @@ def available() -> bool:
 
 
 class Re2Scanner:
-    def __init__(self, anchors: list[tuple[str, bool]]):
+    """Candidate lines are those where a signature pattern really matches (or an anchor
+    of the matcher's own parsers appears), found by one RE2 pass over the chunk."""
+
+    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str]):
         if re2 is None:
             raise RuntimeError("google-re2 is not installed")
-        parts = []
-        for text, ignore_case in dict.fromkeys(anchors):
-            if not text:
-                continue
-            escaped = re.escape(text).encode()
-            parts.append(b"(?i:" + escaped + b")" if ignore_case else escaped)
         options = re2.Options()
         options.max_mem = 256 << 20
-        self._rx = re2.compile(b"|".join(parts) or rb"\b\B", options)  # \b\B never matches
+        parts: list[bytes] = []
+        for pattern, ignore_case, literals in patterns:
+            body = _segment_anchors(pattern.removeprefix("(?i)"))
+            part = ("(?i:" if ignore_case else "(?:") + body + ")"
+            try:
+                re2.compile(part.encode(), options)
+                parts.append(part.encode())
+            except Exception:  # RE2 lacks a construct: fall back to the literals, still exact after verification
+                parts.extend(_literal(lit, ignore_case) for lit in literals)
+        parts.extend(_literal(text, False) for text in anchors)
+        # (?m): ^ and $ match at line boundaries, as they do when Python searches one line
+        self._rx = re2.compile(b"(?m)" + (b"|".join(parts) or rb"\b\B"), options)  # \b\B never matches
+
+    @classmethod
+    def for_matcher(cls, matcher) -> "Re2Scanner":  # noqa: ANN001 - generator.matcher.match.Matcher
+        return cls(matcher.patterns, list(matcher.builtin_anchors))
 
     def candidate_lines(self, data: bytes) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
@@ -48,3 +60,45 @@ class Re2Scanner:
             out.append((start, end))
             pos = end + 1
         return out
+
+
+def _segment_anchors(pattern: str) -> str:
+    """Let ^ and $ also match next to a bare CR.
+
+    The matcher splits progress-bar lines on CR and searches each segment, so ^ and $ can
+    match around a CR there; RE2 scans whole lines, so it is told the same. Anchors inside
+    character classes and escaped ones are left alone.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if ch == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class = False
+            out.append(ch)
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "^":
+                out.append("[^")
+                i += 2
+                continue
+            out.append(ch)
+        elif ch == "^":
+            out.append("(?:^|\r)")
+        elif ch == "$":
+            out.append("(?:$|\r)")
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _literal(text: str, ignore_case: bool) -> bytes:
+    escaped = re.escape(text).encode()
+    return b"(?i:" + escaped + b")" if ignore_case else escaped

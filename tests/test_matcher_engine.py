@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -45,7 +46,7 @@ def rules() -> dict:
 
 
 def _diagnose(rules: dict, text: str, re2: bool = False) -> dict:
-    return Diagnoser(rules, scanner_factory=Re2Scanner if re2 else None).diagnose_text(text)
+    return Diagnoser(rules, scanner_factory=Re2Scanner.for_matcher if re2 else None).diagnose_text(text)
 
 
 CASCADE = """\
@@ -108,3 +109,33 @@ def test_formats_render_the_same_report(rules: dict) -> None:
     md = to_markdown(report, "job.log")
     assert md.startswith("### Diagnosis of `job.log`") and "**Root cause:** [Title xid-79](entries/xid-79/)" in md
     assert "```text\n3: Feb 15" in md
+
+
+@pytest.mark.skipif(not available(), reason="google-re2 is not installed")
+def test_re2_and_python_scanners_agree_on_every_real_log() -> None:
+    """The CLI's RE2 prefilter must never change a diagnosis, only its speed."""
+    from generator.diagnose_cli import ensure_rules
+
+    real = ensure_rules(None, ROOT / "kb" / "entries")
+    python, fast = Diagnoser(real), Diagnoser(real, scanner_factory=Re2Scanner.for_matcher)
+    logs = sorted((ROOT / "tests" / "fixtures" / "logs" / "cases").glob("*.log"))
+    dev = ROOT.parent / "shared" / "logs-dev" / "cases"
+    logs += sorted(dev.glob("*.log")) if dev.is_dir() else []
+    assert logs
+    tricky = b"  5%|#  |\r  exitcode  : -9 (pid: 14750)\r 6%|## |\nRuntimeError: CUDA error: an illegal memory access was encountered\r\n"
+    for data in [p.read_bytes() for p in logs] + [tricky]:
+        a = python.diagnose(io.BytesIO(data))
+        b = fast.diagnose(io.BytesIO(data))
+        assert a == b
+
+
+def test_a_failure_logged_later_on_the_same_clock_is_not_the_cause(rules: dict) -> None:
+    # cuda-oom can cause the watchdog timeout, but here it comes 2,000 s after it on the same clock
+    text = ("[ 100.000000] [Rank 1] Watchdog caught collective operation timeout\n"
+            "[2100.000000] CUDA out of memory. Tried to allocate 2 GiB\n")
+    report = _diagnose(rules, text)
+    assert sorted((f["id"], f["role"]) for f in report["findings"]) == [("cuda-oom", "root"), ("nccl-watchdog-timeout", "root")]
+    # without timestamps, line order alone does not decide: a pasted app log often precedes dmesg
+    text = "[Rank 1] Watchdog caught collective operation timeout\nCUDA out of memory. Tried to allocate 2 GiB\n"
+    report = _diagnose(rules, text)
+    assert [(f["id"], f["role"]) for f in report["findings"]] == [("cuda-oom", "root"), ("nccl-watchdog-timeout", "collateral")]

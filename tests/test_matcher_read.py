@@ -16,8 +16,8 @@ def _read(data: bytes, chunk_bytes: int = 1 << 20) -> tuple[list[tuple[int, byte
     return lines, stats
 
 
-def test_clean_removes_ansi_nul_and_crlf() -> None:
-    assert clean(b"\x1b[31mred\x1b[0m\x00 ok\r\n") == b"red ok\n"
+def test_clean_removes_ansi_and_nul_and_keeps_line_ends() -> None:
+    assert clean(b"\x1b[31mred\x1b[0m\x00 ok\r\n") == b"red ok\r\n"
     assert clean(b"\x1b]0;title\x07text\n") == b"text\n"
 
 

@@ -15,12 +15,11 @@ from .scan import Scanner
 class Diagnoser:
     """Compiled rules, reusable across inputs (the browser keeps one alive)."""
 
-    def __init__(self, rules: dict, scanner_factory: Callable[[list[tuple[str, bool]]], Scanner] | None = None,
-                 site_url: str = ""):
+    def __init__(self, rules: dict, scanner_factory: Callable[[Matcher], Scanner] | None = None, site_url: str = ""):
         self.rules = rules
         self.matcher = Matcher(rules)
-        if scanner_factory is not None:
-            self.matcher.scanner = scanner_factory(self.matcher.anchors)
+        if scanner_factory is not None:  # e.g. the CLI's RE2 scanner, built from the matcher's patterns
+            self.matcher.scanner = scanner_factory(self.matcher)
         self.ranker = Ranker(rules)
         self.site_url = site_url
 

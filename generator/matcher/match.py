@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .parse import Context, parse_context, parse_pci, parse_sxid, parse_xid
+from .parse import Context, parse_context, parse_fallen_gpu, parse_pci, parse_sxid, parse_xid
 from .read import MAX_LINE_BYTES, Chunk
 from .scan import LiteralScanner, Scanner
 
@@ -38,14 +38,21 @@ class Matcher:
         self.xid_entries: dict[int, str] = {int(k): v for k, v in rules["xid_entries"].items()}
         self.sxid_entries: dict[str, str] = rules.get("sxid_entries", {})
         self.signatures = []
-        for sig in rules["signatures"]:
+        index: dict[tuple[str, bool], list[int]] = {}
+        for i, sig in enumerate(rules["signatures"]):
             flags = re.IGNORECASE if sig["ignore_case"] else 0
-            self.signatures.append((sig["entry"], sig["id"], re.compile(sig["pattern"], flags), sig["literals"],
-                                    sig["ignore_case"]))
+            self.signatures.append((sig["entry"], sig["id"], re.compile(sig["pattern"], flags)))
+            for literal in sig["literals"]:
+                index.setdefault((literal, sig["ignore_case"]), []).append(i)
+        # literal -> signatures that need it: a line runs only the regexes whose literal it contains
+        self.literal_index = [(lit, ci, idxs) for (lit, ci), idxs in index.items()]
+        self.any_folded = any(ci for _, ci, _ in self.literal_index)
         anchors = [(a["text"], a["ignore_case"]) for a in rules["anchors"]]
-        anchors += [(text, False) for text in rules.get("builtin_anchors", ())]
-        self.scanner: Scanner = scanner or LiteralScanner(anchors)
+        self.builtin_anchors = tuple(rules.get("builtin_anchors", ()))
+        anchors += [(text, False) for text in self.builtin_anchors]
         self.anchors = anchors
+        self.patterns = [(sig["pattern"], sig["ignore_case"], sig["literals"]) for sig in rules["signatures"]]
+        self.scanner: Scanner = scanner or LiteralScanner(anchors)
 
     def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
         for chunk in chunks:
@@ -58,26 +65,37 @@ class Matcher:
                 raw = data[start:min(end, start + MAX_LINE_BYTES)]
                 text = raw.decode("utf-8", errors="replace")
                 found = self.match_line(text, line)
-                if found and any(h.signature == "root-cause-header" or "Root Cause" in h.text for h in found):
+                if found and "Root Cause (first observed failure)" in text:
                     block = self._block_fields(data, end)
                     for h in found:
                         h.fields.update(block)
+                        h.fields["first_failure"] = True  # torchelastic names the first failing worker here
                         if "rank" in block and h.context.rank is None:
                             h.context.rank = block["rank"]
                         if "host" in block and not h.context.host:
                             h.context.host = block["host"]
+                elif found and "failed (exitcode:" in text and "local_rank:" in text:
+                    for h in found:
+                        h.fields["first_failure"] = True  # the elastic agent's line for the worker that failed
+                elif found and "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
+                    gpu = parse_fallen_gpu(data[max(0, start - 400):start].decode("utf-8", errors="replace"))
+                    for h in found:
+                        if gpu and "pci" not in h.fields:
+                            h.fields["pci"] = h.context.pci = gpu
                 yield from found
 
     def match_line(self, text: str, line: int) -> list[Hit]:
         """Hits for one line; progress-bar carriage returns split it into segments."""
         segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]
-        context = parse_context(segments[0] if segments else text)
+        context: Context | None = None  # parsed only for lines that hit something
         by_entry: dict[str, Hit] = {}
         for segment in segments:
             for entry, sig_id, fields in self._match_segment(segment):
                 if entry in by_entry:
                     by_entry[entry].fields.update({k: v for k, v in fields.items() if k not in by_entry[entry].fields})
                     continue
+                if context is None:
+                    context = parse_context(segments[0])
                 ctx = Context(context.time, context.rank, context.host, fields.get("pci") or context.pci)
                 by_entry[entry] = Hit(line, entry, sig_id, segment.strip()[:EVIDENCE_CHARS], ctx, dict(fields))
         return list(by_entry.values())
@@ -106,19 +124,20 @@ class Matcher:
                     if event.nvlink:
                         fields["nvlink"] = event.nvlink
                     yield self.xid_entries.get(event.code, f"xid-{event.code}"), None, fields
-        lowered = None
-        for entry, sig_id, rx, literals, ignore_case in self.signatures:
-            haystack = text
-            if ignore_case:
-                lowered = lowered if lowered is not None else text.lower()
-                haystack = lowered
-            if not any(lit in haystack for lit in literals):
-                continue
+        lowered = text.lower() if self.any_folded else text
+        wanted: set[int] = set()
+        for literal, folded, idxs in self.literal_index:
+            if literal in (lowered if folded else text):
+                wanted.update(idxs)
+        for i in sorted(wanted):
+            entry, sig_id, rx = self.signatures[i]
             if rx.search(text):
                 fields = {}
                 pci = parse_pci(text) if "NVRM" in text or "pcieport" in text or "nvidia" in text else None
                 if pci:
                     fields["pci"] = pci
+                    if "NVRM" in text or "nvidia 0" in text:
+                        fields["gpu_pci"] = pci  # the GPU itself, not a PCIe port above it
                 m = _EXITCODE.search(text)
                 if m:
                     fields["exitcode"] = int(m.group(1))

@@ -27,13 +27,15 @@ _RANK_PATTERNS = (
     re.compile(r"^\[default(\d{1,6})\]:"),          # torchrun --tee / --log-dir prefixes
     re.compile(r"^(\d{1,6}): "),                     # torchrun's "3: " local-rank prefix
     re.compile(r"\brank\s*:\s*(\d{1,6})\b"),        # elastic Root Cause block
+    re.compile(r"\blocal_rank:\s*(\d{1,6})\b"),       # elastic agent: failed (exitcode: -9) local_rank: 3
     re.compile(r"\btask (\d{1,6}):"),               # srun: error: node: task 3: ...
     re.compile(r"\bglobal_rank[=:]\s*(\d{1,6})"),
 )
 _NCCL_PREFIX = re.compile(r"(?:^|\s)([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")
 _SRUN_HOST = re.compile(r"srun: error: ([\w.\-]+): task")
 _HOST_FIELD = re.compile(r"^\s*host\s*:\s*([\w.\-]+)")
-_PCI = re.compile(r"\b(?:PCI:)?((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")
+_PCI = re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")  # domain required: not a time
+_FALLEN_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})")
 
 # NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
 _XID = re.compile(
@@ -170,6 +172,12 @@ def parse_sxid(line: str) -> SxidEvent | None:
     switch, pci, code, severity, rest = m.groups()
     fatal = None if severity is None else severity == "Fatal"
     return SxidEvent(int(switch), pci.lower(), int(code), fatal, rest.strip())
+
+
+def parse_fallen_gpu(line: str) -> str | None:
+    """The GPU named on the first line of the three-line 'fallen off the bus' message."""
+    m = _FALLEN_GPU.search(line)
+    return m.group(1).lower() if m else None
 
 
 def parse_pci(line: str) -> str | None:

@@ -2,7 +2,8 @@
 
 A finding is collateral when another failure present in the same log can cause it,
 directly or through a chain, according to the corpus's ``causes``/``caused_by`` edges (and
-to the driver's own "caused by previous Xid N"), and not the other way round. Among roots,
+to the driver's own "caused by previous Xid N"), and not the other way round; a failure that first shows clearly later on the same clock
+cannot be the cause. Among roots,
 and among collateral findings, the score orders them: severity, specificity (a failure
 that many others can cause, such as a collective timeout, says less), how early it appears,
 and how often. Findings of severity ``info`` never count as failures.
@@ -17,6 +18,8 @@ from .match import Hit
 
 SEVERITY_WEIGHT = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.1}
 MAX_EVIDENCE = 5
+# A cause may be logged slightly after its effect (clocks of two nodes, buffered writes).
+CLOCK_TOLERANCE_S = 2.0
 
 
 @dataclass
@@ -28,6 +31,8 @@ class Finding:
     role: str = "root"
     score: float = 0.0
     because_of: list[str] = field(default_factory=list)
+    gpu_pci: str | None = None  # first GPU address seen on any of its lines (not only the evidence kept)
+    first_failure: Hit | None = None  # a line that names the first failing worker (torchelastic)
 
     @property
     def first(self) -> Hit:
@@ -94,6 +99,10 @@ class Ranker:
             f.count += 1
             if len(f.hits) < MAX_EVIDENCE:
                 f.hits.append(hit)
+            if f.gpu_pci is None and hit.fields.get("gpu_pci"):
+                f.gpu_pci = hit.fields["gpu_pci"]
+            if f.first_failure is None and hit.fields.get("first_failure"):
+                f.first_failure = hit
             cause_code = hit.fields.get("caused_by_xid")
             if cause_code is not None:
                 cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
@@ -117,6 +126,11 @@ class Ranker:
                 return True
             return b in dynamic.get(a, ())
 
+        def later(a: Finding, b: Finding) -> bool:
+            """``a`` first appears clearly after ``b`` on the same clock, so it cannot have caused ``b``."""
+            ta, tb = a.first.context.time, b.first.context.time
+            return bool(ta and tb and ta[0] == tb[0] and ta[1] > tb[1] + CLOCK_TOLERANCE_S)
+
         failures = [f for f in findings.values() if f.severity != "info"]
         for f in findings.values():
             if f.severity == "info":
@@ -125,6 +139,8 @@ class Ranker:
             causes = []
             for other in failures:
                 if other is f:
+                    continue
+                if later(other, f):
                     continue
                 if reaches(other.id, f.id) and not (reaches(f.id, other.id) and position[f.id] < position[other.id]):
                     causes.append(other.id)

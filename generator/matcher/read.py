@@ -1,7 +1,8 @@
 """Read a log of any size and content as line-aligned byte chunks, in constant memory.
 
 Whatever the bytes are, reading never fails: NUL bytes and ANSI colour or cursor codes are
-removed, CRLF becomes LF, invalid UTF-8 is left for the decoder to replace. A line longer
+removed, carriage returns are left for the matcher (it splits lines on them), invalid
+UTF-8 is left for the decoder to replace. A line longer
 than ``MAX_LINE_BYTES`` is cut for matching (the rest of it is skipped, not kept), so one
 huge line cannot exhaust memory; the matcher also looks at no more than that much of any
 line. Line numbers count LF-terminated lines from 1.
@@ -35,13 +36,15 @@ class InputStats:
 
 
 def clean(data: bytes) -> bytes:
-    """Remove what is not log text: NUL bytes, ANSI escape sequences, CR before LF."""
+    """Remove what is not log text: NUL bytes and ANSI escape sequences.
+
+    CR is left in place: the matcher splits lines on it (progress bars redraw with bare CR,
+    Windows lines end in CR LF), which handles both without copying the whole chunk.
+    """
     if b"\x00" in data:
         data = data.replace(b"\x00", b"")
     if b"\x1b" in data:
         data = _ANSI.sub(b"", data)
-    if b"\r\n" in data:
-        data = data.replace(b"\r\n", b"\n")
     return data
 
 

@@ -28,13 +28,23 @@ def _time_text(time: tuple[str, float] | None) -> str | None:
 
 
 def _where(f: Finding) -> dict:
+    """Where the finding first happened: its first line, completed by what other lines tell.
+
+    A torchelastic 'first observed failure' line names the failing worker better than the
+    first line does; a GPU address beats the address of the PCIe port above it.
+    """
     h = f.first
     where = {}
-    if h.context.rank is not None:
-        where["rank"] = h.context.rank
-    if h.context.host:
-        where["host"] = h.context.host
-    pci = h.fields.get("pci") or h.context.pci
+    named = f.first_failure
+    rank = h.context.rank if h.context.rank is not None else (named.context.rank if named else None)
+    if named and named.context.rank is not None:
+        rank = named.context.rank
+    if rank is not None:
+        where["rank"] = rank
+    host = (named.context.host if named and named.context.host else None) or h.context.host
+    if host:
+        where["host"] = host
+    pci = f.gpu_pci or h.fields.get("pci") or h.context.pci
     if pci:
         where["pci"] = pci
     t = _time_text(h.context.time)
@@ -78,6 +88,17 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
     if failures:
         root = failures[0]
         initiating = {"entry": root.id, "line": root.first.line, **_where(root)}
+        # the root's own lines may not say which worker it was; the launcher's report of the
+        # first failing worker does (e.g. an OOM traceback, then 'failed (exitcode: 1) local_rank: 0')
+        for other in failures[1:]:
+            named = other.first_failure
+            if named is None:
+                continue
+            if "rank" not in initiating and named.context.rank is not None:
+                initiating["rank"] = named.context.rank
+            if "host" not in initiating and named.context.host:
+                initiating["host"] = named.context.host
+            break
     return {
         "schema": SCHEMA,
         "input": {"lines": stats.lines, "bytes": stats.bytes, **({"cut_lines": stats.cut_lines} if stats.cut_lines else {})},
