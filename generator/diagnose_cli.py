@@ -7,6 +7,7 @@ opens the input safely, picks the fastest scanner available and renders the repo
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,9 +116,11 @@ def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | Non
     for prefix in ("rank ", "local_rank "):
         if label.startswith(prefix) and label[len(prefix):].isdigit():
             return shown, found.get("rank") == int(label[len(prefix):])
-    if label.lower() == str(found.get("pci", "")).lower():
-        return shown, True
-    return shown, label == found.get("host")
+    if re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}", label):
+        return shown, label.lower() == str(found.get("pci", "")).lower()
+    if re.fullmatch(r"[\w.\-]+", label):
+        return shown, label == found.get("host")
+    return shown, None  # free text ('a remote rank, not in this excerpt'): nothing to compare
 
 
 def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:

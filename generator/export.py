@@ -75,6 +75,9 @@ def compile_rules(corpus: Corpus) -> dict:
                 # one required literal: any word of it may serve as the anchor; several: all of them
                 "tokens": _tokens(runs) if len(literals) == 1 else [],
             })
+    # NVSwitch SXid lines are recognised by the matcher's parser and routed by severity
+    sxid_entries = {kind: eid for kind, eid in (("fatal", "nvswitch-sxid-fatal"), ("nonfatal", "nvswitch-sxid-nonfatal"))
+                    if eid in entries}
     anchors = _cover(signatures)
     for sig in signatures:
         del sig["tokens"]
@@ -86,6 +89,7 @@ def compile_rules(corpus: Corpus) -> dict:
         "anchors": anchors,
         "builtin_anchors": list(BUILTIN_ANCHORS),
         "xid_entries": xid_entries,
+        "sxid_entries": sxid_entries,
     }
     body["hash"] = "sha256:" + hashlib.sha256(canonical(body).encode()).hexdigest()
     return body

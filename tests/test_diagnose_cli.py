@@ -90,6 +90,7 @@ def test_eval_on_the_development_logs() -> None:
     assert "top-3: 17/17" in result.out, result.out
     top1 = int(result.out.split("top-1: ")[1].split("/")[0])
     assert top1 >= 15, result.out
+    assert "false positives on healthy logs: 0/1" in result.out
     assert result.code == 0
 
 
@@ -97,3 +98,6 @@ def test_eval_on_the_project_fixtures() -> None:
     result = run_kb("eval", str(ROOT / "tests" / "fixtures" / "logs"), cwd=ROOT)
     assert result.code == 0, result.out
     assert "every case right at the top" in result.out, result.out
+    assert "false positives on healthy logs: 0/" in result.out
+    named, labelled = map(int, result.out.split("named right: ")[1].split()[0].split("/"))
+    assert labelled >= 20 and named / labelled >= 0.9, result.out

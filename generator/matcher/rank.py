@@ -131,6 +131,12 @@ class Ranker:
             ta, tb = a.first.context.time, b.first.context.time
             return bool(ta and tb and ta[0] == tb[0] and ta[1] > tb[1] + CLOCK_TOLERANCE_S)
 
+        # Xid 154 only restates the recovery action another Xid needs: it follows that Xid
+        recovery = self.xid_entries.get(154, "xid-154")
+        if recovery in findings:
+            for f in findings.values():
+                if f.id != recovery and f.meta.get("category") == "xid":
+                    dynamic.setdefault(f.id, set()).add(recovery)
         failures = [f for f in findings.values() if f.severity != "info"]
         for f in findings.values():
             if f.severity == "info":

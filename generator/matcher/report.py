@@ -60,7 +60,7 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
         fields = {}
         for h in f.hits:
             for k, v in h.fields.items():
-                if k not in ("pci",) and k not in fields:
+                if k not in ("pci", "gpu_pci", "first_failure") and k not in fields:
                     fields[k] = v
         path = f.meta.get("path")
         item = {
@@ -99,11 +99,13 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
             if "host" not in initiating and named.context.host:
                 initiating["host"] = named.context.host
             break
+    recovery = [h.fields["recovery_action"] for f in findings for h in f.hits if h.fields.get("recovery_action")]
     return {
         "schema": SCHEMA,
         "input": {"lines": stats.lines, "bytes": stats.bytes, **({"cut_lines": stats.cut_lines} if stats.cut_lines else {})},
         "verdict": _verdict(findings),
         "initiating": initiating,
+        "recovery_action": recovery[-1] if recovery else None,
         "findings": out,
     }
 
@@ -133,6 +135,24 @@ def _where_text(where: dict) -> str:
     return ", ".join(parts)
 
 
+def _details_text(fields: dict) -> str:
+    parts = []
+    if "xid" in fields:
+        parts.append(f"Xid {fields['xid']}")
+    if "pid" in fields:
+        parts.append(f"pid {fields['pid']}" + (f" ({fields['process']})" if fields.get("process") else ""))
+    if "caused_by_xid" in fields:
+        parts.append(f"driver says caused by Xid {fields['caused_by_xid']}")
+    if "exitcode" in fields:
+        parts.append(f"exit code {fields['exitcode']}" + (f" ({fields['signal']})" if fields.get("signal") else ""))
+    if "nvlink" in fields:
+        nv = fields["nvlink"]
+        parts.append(f"NVLink {nv['unit']} {nv['severity']} on link {nv['link']}")
+    if "sxid" in fields:
+        parts.append(f"SXid {fields['sxid']} on NVSwitch {fields.get('switch')}")
+    return ", ".join(parts)
+
+
 ROLE_LABEL = {"root": "ROOT CAUSE", "collateral": "COLLATERAL", "info": "NOTE"}
 
 
@@ -141,6 +161,8 @@ def to_text(report: dict, name: str = "input") -> str:
     findings = report["findings"]
     if not any(f["role"] != "info" for f in findings):
         lines.append("No known failure found. The log matched nothing in the atlas.")
+    if report.get("recovery_action"):
+        lines.append(f"NVIDIA's recovery action for this GPU (Xid 154): {report['recovery_action']}")
     titles = {f["id"]: f["title"] for f in findings}
     for f in findings:
         lines.append("")
@@ -151,6 +173,9 @@ def to_text(report: dict, name: str = "input") -> str:
         where = _where_text(f["where"])
         if where:
             lines.append(f"  where: {where}")
+        details = _details_text(f["fields"])
+        if details:
+            lines.append(f"  details: {details}")
         lines.append(f"  seen {f['count']} time{'s' if f['count'] != 1 else ''}, first on line {f['first_line']}:")
         width = len(str(max(e["line"] for e in f["evidence"])))
         for e in f["evidence"]:
@@ -174,6 +199,8 @@ def to_markdown(report: dict, name: str = "input") -> str:
     failures = [f for f in findings if f["role"] != "info"]
     if not failures:
         out.append("No known failure found: the log matched nothing in the atlas.")
+    if report.get("recovery_action"):
+        out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{report['recovery_action']}**")
     else:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
