@@ -16,15 +16,20 @@ from pathlib import Path
 
 from mkdocs.exceptions import Abort
 
+from generator import csp
 from generator.checks import run_checks
 from generator.corpus import corpus_from_files
 from generator.errors import CorpusError, KbError
 from generator.load import load_corpus_files
 from generator.render import pages, write_pages
+from generator.site_assets import write_doctor
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+_state: dict = {}  # the corpus loaded before the build, reused after it
 
 
 def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks by name
-    repo_root = Path(config.config_file_path).parent
+    repo_root = REPO_ROOT
     root = Path(os.environ.get("KB_ENTRIES") or repo_root / "kb" / "entries")
     clock = [time.perf_counter()]
 
@@ -39,7 +44,9 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
         phases["validate"] = lap()
         if problems:
             raise CorpusError(problems, checked=len(files))
-        generated = pages(corpus_from_files(root, files), repo_root)
+        corpus = corpus_from_files(root, files)
+        _state["corpus"] = corpus
+        generated = pages(corpus, repo_root)
         phases["render"] = lap()
         write_pages(generated, Path(config.docs_dir))
         phases["write"] = lap()
@@ -66,6 +73,10 @@ _THIRD_PARTY_FETCHES = (
 
 def on_post_build(config, **kwargs) -> None:  # noqa: ANN001
     site = Path(config.site_dir)
+    try:
+        write_doctor(_state["corpus"], REPO_ROOT, site)
+    except KbError as exc:
+        raise Abort(str(exc)) from None
     for path in (site / "assets" / "javascripts").glob("*.js"):
         text = path.read_text(encoding="utf-8")
         cleaned = text
@@ -77,3 +88,4 @@ def on_post_build(config, **kwargs) -> None:  # noqa: ANN001
         source_map.unlink()
     # Search language packs for languages other than English (the site's only language).
     shutil.rmtree(site / "assets" / "javascripts" / "lunr", ignore_errors=True)
+    csp.apply(site)

@@ -139,3 +139,12 @@ def test_a_failure_logged_later_on_the_same_clock_is_not_the_cause(rules: dict) 
     text = "[Rank 1] Watchdog caught collective operation timeout\nCUDA out of memory. Tried to allocate 2 GiB\n"
     report = _diagnose(rules, text)
     assert [(f["id"], f["role"]) for f in report["findings"]] == [("cuda-oom", "root"), ("nccl-watchdog-timeout", "collateral")]
+
+
+def test_a_session_fed_in_pieces_gives_the_same_report(rules: dict) -> None:
+    data = (CASCADE * 50).encode()
+    whole = Diagnoser(rules).diagnose(io.BytesIO(data))
+    session = Diagnoser(rules).session()
+    for i in range(0, len(data), 777):  # pieces that cut lines anywhere
+        session.feed(data[i:i + 777])
+    assert session.finish() == whole

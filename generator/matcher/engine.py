@@ -7,7 +7,7 @@ from typing import BinaryIO, Callable
 
 from .match import Matcher
 from .rank import Ranker
-from .read import InputStats, chunks
+from .read import ChunkReader, InputStats, chunks
 from .report import build
 from .scan import Scanner
 
@@ -35,5 +35,31 @@ class Diagnoser:
         hits = list(self.matcher.hits(reporting()))
         return build(self.ranker.rank(hits), stats, self.site_url)
 
+    def session(self) -> "Session":
+        """An incremental diagnosis: feed() bytes as they arrive, then finish()."""
+        return Session(self)
+
     def diagnose_text(self, text: str) -> dict:
         return self.diagnose(io.BytesIO(text.encode("utf-8", errors="surrogateescape")))
+
+
+class Session:
+    """A diagnosis fed piece by piece (the browser streams a large file this way).
+
+    Only the hits are kept between pieces, so memory does not grow with the input.
+    """
+
+    def __init__(self, diagnoser: Diagnoser):
+        self.diagnoser = diagnoser
+        self.stats = InputStats()
+        self.reader = ChunkReader(self.stats)
+        self.hits: list = []
+
+    def feed(self, block: bytes) -> int:
+        """Take the next piece of the log; returns the number of bytes seen so far."""
+        self.hits.extend(self.diagnoser.matcher.hits(self.reader.feed(bytes(block))))
+        return self.stats.bytes
+
+    def finish(self) -> dict:
+        self.hits.extend(self.diagnoser.matcher.hits(self.reader.close()))
+        return build(self.diagnoser.ranker.rank(self.hits), self.stats, self.diagnoser.site_url)

@@ -48,38 +48,63 @@ def clean(data: bytes) -> bytes:
     return data
 
 
+class ChunkReader:
+    """Turns blocks of bytes, as they arrive, into cleaned line-aligned chunks.
+
+    Used by ``chunks`` for files and by the browser, which receives a file piece by piece.
+    Memory stays bounded: at most one partial line (never more than MAX_LINE_BYTES) is kept.
+    """
+
+    def __init__(self, stats: InputStats):
+        self.stats = stats
+        self.line = 1
+        self.carry = b""
+        self.skipping = False  # inside an over-long line whose head was already emitted
+
+    def feed(self, block: bytes) -> list[Chunk]:
+        out: list[Chunk] = []
+        if not block:
+            return out
+        self.stats.bytes += len(block)
+        if self.skipping:
+            nl = block.find(b"\n")
+            if nl < 0:
+                return out
+            block = block[nl + 1:]
+            self.skipping = False
+        data = self.carry + block if self.carry else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self.carry = data
+        else:
+            body, self.carry = data[: cut + 1], data[cut + 1:]
+            body = clean(body)
+            out.append(Chunk(body, self.line))
+            self.line += body.count(b"\n")
+        if len(self.carry) > MAX_LINE_BYTES:  # a line longer than the limit: keep its head only
+            self.stats.cut_lines += 1
+            out.append(Chunk(clean(self.carry[:MAX_LINE_BYTES]) + b"\n", self.line))
+            self.line += 1
+            self.carry = b""
+            self.skipping = True
+        return out
+
+    def close(self) -> list[Chunk]:
+        out: list[Chunk] = []
+        if self.carry:
+            out.append(Chunk(clean(self.carry), self.line))
+            self.line += 1
+            self.carry = b""
+        self.stats.lines = self.line - 1
+        return out
+
+
 def chunks(stream: BinaryIO, stats: InputStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
     """Yield cleaned, line-aligned chunks of ``stream``; update ``stats`` as it goes."""
-    line = 1
-    carry = b""
-    skipping = False  # inside an over-long line whose head was already emitted
+    reader = ChunkReader(stats)
     while True:
         block = stream.read(chunk_bytes)
         if not block:
             break
-        stats.bytes += len(block)
-        if skipping:
-            nl = block.find(b"\n")
-            if nl < 0:
-                continue
-            block = block[nl + 1:]
-            skipping = False
-        data = carry + block if carry else block
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
-        else:
-            body, carry = data[: cut + 1], data[cut + 1:]
-            body = clean(body)
-            yield Chunk(body, line)
-            line += body.count(b"\n")
-        if len(carry) > MAX_LINE_BYTES:  # a line longer than the limit: keep its head only
-            stats.cut_lines += 1
-            yield Chunk(clean(carry[:MAX_LINE_BYTES]) + b"\n", line)
-            line += 1
-            carry = b""
-            skipping = True
-    if carry:
-        yield Chunk(clean(carry), line)
-        line += 1
-    stats.lines = line - 1
+        yield from reader.feed(block)
+    yield from reader.close()

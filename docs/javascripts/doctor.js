@@ -1,0 +1,332 @@
+// GPU Failure Atlas log doctor: the widget on /diagnose/ and the compact box on entry pages.
+// Python (Pyodide) is loaded from this site, in a module worker, only when the reader first
+// uses a box. The log is read in pieces and streamed to the worker; it never leaves the browser.
+(function () {
+  "use strict";
+
+  const script = document.currentScript;
+  const SITE = new URL("../", script ? script.src : location.href); // javascripts/ sits at the site root
+  const CHUNK = 1 << 20; // bytes per piece sent to the worker
+  const params = new URLSearchParams(location.search);
+  const BOOT_TIMEOUT_MS = Number(params.get("doctor_timeout")) || 60000;
+  const SAMPLES_URL = new URL("assets/doctor/samples.json", SITE);
+
+  // ---- one worker per page, started on first use --------------------------------------
+  let booting = null;
+
+  function bootWorker() {
+    if (booting) return booting;
+    booting = new Promise((resolve, reject) => {
+      let worker;
+      try {
+        worker = new Worker(new URL("assets/doctor/worker.mjs", SITE), { type: "module" });
+      } catch (err) {
+        reject(new Error(`the browser refused to start the worker (${err.message})`));
+        return;
+      }
+      const timer = setTimeout(() => {
+        worker.terminate();
+        reject(new Error(`Python did not start within ${Math.round(BOOT_TIMEOUT_MS / 1000)} s. ` +
+          "WebAssembly may be blocked by the browser or an extension."));
+      }, BOOT_TIMEOUT_MS);
+      worker.onmessage = (event) => {
+        const msg = event.data;
+        if (msg.type === "ready") {
+          clearTimeout(timer);
+          resolve(new Channel(worker));
+        } else if (msg.type === "error") {
+          clearTimeout(timer);
+          worker.terminate();
+          reject(new Error(`Python could not start: ${msg.message}`));
+        }
+      };
+      worker.onerror = (event) => {
+        clearTimeout(timer);
+        worker.terminate();
+        reject(new Error(`Python could not start: ${event.message || "the worker failed to load"}`));
+      };
+      worker.postMessage({ type: "boot", site: SITE.href });
+    });
+    booting.catch(() => { booting = null; }); // allow a retry
+    return booting;
+  }
+
+  // Request/response over the worker, one message at a time (the caller awaits each reply).
+  class Channel {
+    constructor(worker) {
+      this.worker = worker;
+      this.pending = null;
+      worker.onmessage = (event) => {
+        const pending = this.pending;
+        this.pending = null;
+        if (!pending) return;
+        if (event.data.type === "error") pending.reject(new Error(event.data.message));
+        else pending.resolve(event.data);
+      };
+    }
+    send(message, transfer) {
+      return new Promise((resolve, reject) => {
+        this.pending = { resolve, reject };
+        this.worker.postMessage(message, transfer || []);
+      });
+    }
+  }
+
+  // ---- input sources --------------------------------------------------------------------
+  function textSource(text, name) {
+    const bytes = new TextEncoder().encode(text);
+    return {
+      name, size: bytes.byteLength,
+      read: async (pos, len) => bytes.slice(pos, pos + len).buffer,
+    };
+  }
+
+  function fileSource(file) {
+    return {
+      name: file.name, size: file.size,
+      read: (pos, len) => file.slice(pos, pos + len).arrayBuffer(),
+    };
+  }
+
+  // ---- small DOM helpers (text only: log lines are untrusted) --------------------------
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "text") node.textContent = value;
+      else if (key === "class") node.className = value;
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  function formatBytes(n) {
+    if (n < 1024) return `${n} B`;
+    if (n < 1 << 20) return `${(n / 1024).toFixed(0)} KB`;
+    return `${(n / (1 << 20)).toFixed(1)} MB`;
+  }
+
+  const ROLE_LABEL = { root: "Root cause", collateral: "Collateral", info: "Note" };
+
+  function whereText(where) {
+    const parts = [];
+    if (where.host) parts.push(`host ${where.host}`);
+    if (where.rank !== undefined) parts.push(`rank ${where.rank}`);
+    if (where.pci) parts.push(`GPU ${where.pci}`);
+    if (where.time) parts.push(`at ${where.time}`);
+    return parts.join(", ");
+  }
+
+  function renderReport(report, compact) {
+    const box = el("div", { class: "kb-doctor__report" });
+    const failures = report.findings.filter((f) => f.role !== "info");
+    const head = failures.length
+      ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines`
+      : `No known failure found in ${report.input.lines.toLocaleString()} lines.`;
+    box.append(el("p", { class: "kb-doctor__verdict", text: head }));
+    if (report.recovery_action) {
+      box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
+    }
+    const titles = Object.fromEntries(report.findings.map((f) => [f.id, f.title]));
+    for (const f of report.findings) {
+      const card = el("article", { class: `kb-doctor__finding kb-doctor__finding--${f.role}` });
+      const title = f.url ? el("a", { href: f.url, text: f.title }) : el("span", { text: f.title });
+      card.append(el("h3", {},
+        el("span", { class: `kb-badge kb-role kb-role-${f.role}`, text: ROLE_LABEL[f.role] }), " ", title));
+      const meta = [`severity ${f.severity}`, `seen ${f.count}×`, `first on line ${f.first_line}`];
+      const where = whereText(f.where);
+      if (where) meta.push(where);
+      card.append(el("p", { class: "kb-doctor__meta", text: meta.join(" · ") }));
+      if (f.caused_by) {
+        card.append(el("p", { class: "kb-doctor__meta", text: `likely caused by: ${f.caused_by.map((c) => titles[c] || c).join("; ")}` }));
+      }
+      const pre = el("pre", { class: "kb-doctor__evidence" });
+      const code = el("code");
+      for (const e of f.evidence) code.append(el("span", { class: "kb-doctor__lineno", text: `${e.line}` }), ` ${e.text}\n`);
+      pre.append(code);
+      card.append(pre);
+      if (f.role === "root" && f.fix && f.fix.length && !compact) {
+        const list = el("ol", { class: "kb-doctor__steps" });
+        for (const step of f.fix) {
+          const item = el("li", { text: step.text });
+          if (step.command) item.append(el("pre", {}, el("code", { text: step.command })));
+          list.append(item);
+        }
+        card.append(el("p", { text: "First steps:" }), list);
+      }
+      box.append(card);
+    }
+    return box;
+  }
+
+  // ---- the widget -------------------------------------------------------------------------
+  let counter = 0;
+
+  class Doctor {
+    constructor(root) {
+      this.root = root;
+      this.compact = root.dataset.mode === "compact";
+      this.cancelled = false;
+      this.busy = false;
+      this.markdown = "";
+      const id = `kb-doctor-${++counter}`;
+      this.textarea = el("textarea", {
+        id, class: "kb-doctor__input", rows: this.compact ? 5 : 12, spellcheck: "false",
+        placeholder: "Paste dmesg, a Python traceback, NCCL, torchrun or Slurm output…",
+      });
+      this.go = el("button", { type: "button", class: "md-button md-button--primary", text: "Diagnose" });
+      this.cancel = el("button", { type: "button", class: "md-button", text: "Cancel", hidden: true });
+      this.status = el("p", { class: "kb-doctor__status", role: "status", "aria-live": "polite" });
+      this.result = el("div", { class: "kb-doctor__result" });
+      this.copy = el("button", { type: "button", class: "md-button", text: "Copy as Markdown", hidden: true });
+      const label = el("label", { for: id, class: "kb-doctor__label",
+        text: this.compact ? "Seeing this failure? Paste your log to check it here" : "Paste a log" });
+      const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy);
+      root.append(label, this.textarea);
+      if (!this.compact) {
+        this.file = el("input", { type: "file", id: `${id}-file`, class: "kb-doctor__file" });
+        const fileLabel = el("label", { for: `${id}-file`, class: "kb-doctor__file-label", text: "Or choose a log file (any size):" });
+        root.append(el("div", { class: "kb-doctor__filebox" }, fileLabel, this.file));
+        this.file.addEventListener("change", () => {
+          if (this.file.files && this.file.files[0]) this.start(fileSource(this.file.files[0]));
+        });
+        this.samples = el("p", { class: "kb-doctor__samples" });
+        root.append(this.samples);
+        this.loadSamples();
+      }
+      root.append(actions, el("p", { class: "kb-doctor__privacy",
+        text: "Runs in this browser with Python compiled to WebAssembly; your log is not uploaded." }), this.status, this.result);
+      this.setState("idle", "");
+
+      const warm = () => { bootWorker().catch(() => {}); };
+      this.textarea.addEventListener("focus", warm, { once: true });
+      this.textarea.addEventListener("paste", warm, { once: true });
+      this.go.addEventListener("click", () => this.diagnoseText());
+      this.textarea.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) this.diagnoseText();
+      });
+      this.cancel.addEventListener("click", () => { this.cancelled = true; });
+      this.copy.addEventListener("click", () => this.copyMarkdown());
+      root.addEventListener("dragover", (event) => { event.preventDefault(); root.classList.add("kb-doctor--drop"); });
+      root.addEventListener("dragleave", () => root.classList.remove("kb-doctor--drop"));
+      root.addEventListener("drop", (event) => {
+        event.preventDefault();
+        root.classList.remove("kb-doctor--drop");
+        const file = event.dataTransfer && event.dataTransfer.files[0];
+        if (file) this.start(fileSource(file));
+      });
+    }
+
+    setState(state, message) {
+      this.root.dataset.state = state;
+      this.status.textContent = message;
+    }
+
+    async loadSamples() {
+      try {
+        const samples = await (await fetch(SAMPLES_URL)).json();
+        if (!samples.length) return;
+        this.samples.append("Try a real log: ");
+        samples.forEach((sample, i) => {
+          const button = el("button", { type: "button", class: "kb-doctor__sample", text: sample.title });
+          button.addEventListener("click", async () => {
+            const text = await (await fetch(new URL(sample.path, SAMPLES_URL))).text();
+            this.textarea.value = text;
+            this.diagnoseText(sample.name);
+          });
+          this.samples.append(button, " ", el("a", { href: sample.source, class: "kb-doctor__source", text: "(source)" }),
+            i < samples.length - 1 ? " · " : "");
+        });
+      } catch (err) {
+        this.samples.remove();
+      }
+    }
+
+    diagnoseText(name) {
+      const text = this.textarea.value;
+      if (!text.trim()) {
+        this.setState("idle", "Paste a log first, or choose a file.");
+        this.textarea.focus();
+        return;
+      }
+      this.start(textSource(text, name || "pasted log"));
+    }
+
+    async start(source) {
+      if (this.busy) return;
+      this.busy = true;
+      this.cancelled = false;
+      this.go.disabled = true;
+      this.copy.hidden = true;
+      this.result.replaceChildren();
+      try {
+        this.setState("loading", "Loading Python (first use only, a few seconds)…");
+        const channel = await bootWorker();
+        this.cancel.hidden = false;
+        this.setState("analysing", `Analysing ${source.name} (${formatBytes(source.size)})…`);
+        await channel.send({ type: "start" });
+        let pos = 0;
+        while (pos < source.size) {
+          if (this.cancelled) {
+            await channel.send({ type: "cancel" });
+            this.setState("cancelled", "Cancelled.");
+            return;
+          }
+          const piece = await source.read(pos, CHUNK);
+          pos += piece.byteLength;
+          await channel.send({ type: "chunk", data: piece }, [piece]);
+          const pct = Math.floor((100 * pos) / source.size);
+          this.setState("analysing", `Analysing ${source.name}: ${pct}% of ${formatBytes(source.size)}…`);
+        }
+        const reply = await channel.send({ type: "finish", name: source.name });
+        this.markdown = reply.markdown;
+        this.result.replaceChildren(renderReport(reply.report, this.compact));
+        this.copy.hidden = false;
+        this.setState("done", reply.report.verdict === "no known failure found"
+          ? "Done: no known failure found." : `Done: ${reply.report.verdict}.`);
+      } catch (err) {
+        this.showError(err, source);
+      } finally {
+        this.busy = false;
+        this.go.disabled = false;
+        this.cancel.hidden = true;
+      }
+    }
+
+    showError(err, source) {
+      this.setState("error", err.message);
+      const retry = el("button", { type: "button", class: "md-button", text: "Retry" });
+      retry.addEventListener("click", () => this.start(source));
+      this.result.replaceChildren(el("p", { class: "kb-doctor__error", text: "The log doctor could not run. " }), retry);
+      retry.focus();
+    }
+
+    async copyMarkdown() {
+      try {
+        await navigator.clipboard.writeText(this.markdown);
+        this.status.textContent = "Copied the report as Markdown.";
+      } catch (err) {
+        const area = el("textarea", { class: "kb-doctor__copybuffer", readonly: true });
+        area.value = this.markdown;
+        this.root.append(area);
+        area.select();
+        const ok = document.execCommand && document.execCommand("copy");
+        area.remove();
+        this.status.textContent = ok ? "Copied the report as Markdown." : "Copy failed: select the report and copy it by hand.";
+      }
+    }
+  }
+
+  function mount() {
+    document.querySelectorAll(".kb-doctor:not([data-mounted])").forEach((root) => {
+      root.dataset.mounted = "true";
+      root.replaceChildren();
+      new Doctor(root);
+    });
+  }
+
+  if (typeof document$ !== "undefined") document$.subscribe(mount); // Material's instant navigation
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mount);
+  else mount();
+})();

@@ -1,0 +1,94 @@
+"""Assemble the built site's non-page files: the log doctor's runtime and the open data.
+
+After MkDocs has written the pages, this copies Pyodide's runtime from node_modules
+(pinned in package.json, never committed, never fetched from a CDN), zips the matcher
+package, writes the rules with a content hash in their name, a manifest the worker reads,
+and the sample logs offered on /diagnose/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import yaml
+
+from .corpus import Corpus
+from .errors import BuildError
+from .export import compile_rules
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+MATCHER = Path(__file__).with_name("matcher")
+# real logs from the project's fixtures offered as samples on /diagnose/
+SAMPLE_CASES = ("107", "015", "115", "012")
+
+
+def copy_pyodide(repo_root: Path, site: Path) -> None:
+    source = repo_root / "node_modules" / "pyodide"
+    missing = [name for name in PYODIDE_FILES if not (source / name).is_file()]
+    if missing:
+        raise BuildError(f"{source}: Pyodide is not installed ({', '.join(missing)} missing); run 'npm ci' "
+                         "(make build does it for you)")
+    target = site / "assets" / "pyodide"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in PYODIDE_FILES:
+        src, dst = source / name, target / name
+        if not dst.exists() or dst.stat().st_size != src.stat().st_size or dst.stat().st_mtime < src.stat().st_mtime:
+            shutil.copy2(src, dst)
+
+
+def matcher_zip() -> bytes:
+    """The matcher package as a zip holding ``kbmatch/`` (its imports are all relative)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(MATCHER.glob("*.py")):
+            info = zipfile.ZipInfo(f"kbmatch/{path.name}", date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
+    return buf.getvalue()
+
+
+def _short_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def write_doctor(corpus: Corpus, repo_root: Path, site: Path) -> dict:
+    """Write everything the log doctor loads; returns the manifest."""
+    copy_pyodide(repo_root, site)
+    doctor = site / "assets" / "doctor"
+    doctor.mkdir(parents=True, exist_ok=True)
+    for old in list(doctor.glob("kbmatch.*.zip")) + list(doctor.glob("rules.*.json")):
+        old.unlink()
+    zipped = matcher_zip()
+    zip_name = f"kbmatch.{_short_hash(zipped)}.zip"
+    (doctor / zip_name).write_bytes(zipped)
+    rules_text = (json.dumps(compile_rules(corpus), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    rules_name = f"rules.{_short_hash(rules_text)}.json"
+    (doctor / rules_name).write_bytes(rules_text)
+    manifest = {"pyodide": "../pyodide/", "matcher": zip_name, "rules": rules_name}
+    (doctor / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    write_samples(corpus, repo_root, doctor)
+    return manifest
+
+
+def write_samples(corpus: Corpus, repo_root: Path, doctor: Path) -> None:
+    fixtures = repo_root / "tests" / "fixtures" / "logs"
+    labels_path = fixtures / "labels.yaml"
+    samples_dir = doctor / "samples"
+    samples_dir.mkdir(exist_ok=True)
+    out = []
+    labels = {str(item["id"]): item for item in yaml.safe_load(labels_path.read_text(encoding="utf-8"))} if labels_path.exists() else {}
+    by_id = corpus.by_id
+    for case in SAMPLE_CASES:
+        label = labels.get(case)
+        log = fixtures / "cases" / f"{case}.log"
+        if not label or not log.exists() or label["expected"] not in by_id:
+            continue
+        shutil.copy(log, samples_dir / f"{case}.log")
+        title = by_id[label["expected"]].title.split(":")[0].split("(")[0].strip()
+        out.append({"name": f"sample-{case}.log", "path": f"samples/{case}.log", "title": title, "source": label["source"]})
+    (doctor / "samples.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
