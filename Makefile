@@ -20,7 +20,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
-setup: $(STAMP)
+# Pyodide for the in-browser log doctor, pinned in package-lock.json and copied into the site.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+setup: $(STAMP) node_modules/.package-lock.json
 
 # Debian's Chromium for the browser tests (Playwright cannot download browsers here).
 browser:

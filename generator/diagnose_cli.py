@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-import yaml
-
 from . import config, re2scan
-from .corpus import load_corpus
 from .errors import InputError
-from .export import write_rules
 from .matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
+
+# The corpus, pydantic and YAML are imported only when the rules must be rebuilt or labels
+# read: a diagnosis with current rules starts in a fraction of the time.
 
 DEFAULT_RULES = Path("build/rules.json")
 ENTRIES = Path("kb/entries")
@@ -34,6 +33,9 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
     newest = max((p.stat().st_mtime for p in entries.rglob("*.yaml")), default=0.0)
     code = Path(__file__).with_name("export.py").stat().st_mtime
     if not DEFAULT_RULES.exists() or DEFAULT_RULES.stat().st_mtime < max(newest, code):
+        from .corpus import load_corpus
+        from .export import write_rules
+
         write_rules(load_corpus(entries), DEFAULT_RULES)
     return load_rules(DEFAULT_RULES)
 
@@ -87,6 +89,9 @@ def run_diagnose(target: str, fmt: str, rules_path: Path | None, engine: str) ->
 
 
 def run_rules(output: Path) -> int:
+    from .corpus import load_corpus
+    from .export import write_rules
+
     rules = write_rules(load_corpus(ENTRIES), output)
     print(f"kb rules: wrote {output} ({len(rules['entries'])} entries, {len(rules['signatures'])} signatures, "
           f"{len(rules['anchors'])} anchors, {rules['hash'][:19]}…)")
@@ -124,6 +129,8 @@ def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | Non
 
 
 def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
+    import yaml
+
     labels_path = folder / "labels.yaml"
     if not labels_path.exists():
         raise InputError(f"{folder}: no labels.yaml; an eval folder holds cases/*.log and labels.yaml")

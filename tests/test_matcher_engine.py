@@ -148,3 +148,10 @@ def test_a_session_fed_in_pieces_gives_the_same_report(rules: dict) -> None:
     for i in range(0, len(data), 777):  # pieces that cut lines anywhere
         session.feed(data[i:i + 777])
     assert session.finish() == whole
+
+
+@pytest.mark.parametrize("text", ["", "nothing to see here\n", "[deepspeed] OVERFLOW! Rank 0 Skipping step\n"])
+def test_every_format_renders_a_report_without_failures(rules: dict, text: str) -> None:
+    report = _diagnose(rules, text) if text else Diagnoser(rules).diagnose(io.BytesIO(b""))
+    assert "No known failure found" in to_text(report) and "No known failure found" in to_markdown(report)
+    assert json.loads(to_json(report))["verdict"] == "no known failure found"

@@ -141,8 +141,9 @@
       if (f.caused_by) {
         card.append(el("p", { class: "kb-doctor__meta", text: `likely caused by: ${f.caused_by.map((c) => titles[c] || c).join("; ")}` }));
       }
+      // the theme makes <code> the scrolling box: it takes focus so keyboards can scroll it
       const pre = el("pre", { class: "kb-doctor__evidence" });
-      const code = el("code");
+      const code = el("code", { tabindex: "0", "aria-label": `Evidence lines for ${f.title}` });
       for (const e of f.evidence) code.append(el("span", { class: "kb-doctor__lineno", text: `${e.line}` }), ` ${e.text}\n`);
       pre.append(code);
       card.append(pre);
@@ -150,7 +151,7 @@
         const list = el("ol", { class: "kb-doctor__steps" });
         for (const step of f.fix) {
           const item = el("li", { text: step.text });
-          if (step.command) item.append(el("pre", {}, el("code", { text: step.command })));
+          if (step.command) item.append(el("pre", {}, el("code", { text: step.command, tabindex: "0" })));
           list.append(item);
         }
         card.append(el("p", { text: "First steps:" }), list);
@@ -183,7 +184,7 @@
       const label = el("label", { for: id, class: "kb-doctor__label",
         text: this.compact ? "Seeing this failure? Paste your log to check it here" : "Paste a log" });
       const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy);
-      root.append(label, this.textarea);
+      root.append(label, this.textarea, actions);
       if (!this.compact) {
         this.file = el("input", { type: "file", id: `${id}-file`, class: "kb-doctor__file" });
         const fileLabel = el("label", { for: `${id}-file`, class: "kb-doctor__file-label", text: "Or choose a log file (any size):" });
@@ -195,7 +196,7 @@
         root.append(this.samples);
         this.loadSamples();
       }
-      root.append(actions, el("p", { class: "kb-doctor__privacy",
+      root.append(el("p", { class: "kb-doctor__privacy",
         text: "Runs in this browser with Python compiled to WebAssembly; your log is not uploaded." }), this.status, this.result);
       this.setState("idle", "");
 
@@ -281,7 +282,10 @@
         }
         const reply = await channel.send({ type: "finish", name: source.name });
         this.markdown = reply.markdown;
-        this.result.replaceChildren(renderReport(reply.report, this.compact));
+        // the report's JSON (kb.diagnosis/1) rides along, inert, for tools and tests
+        const data = el("script", { type: "application/json", class: "kb-doctor__json" });
+        data.textContent = JSON.stringify(reply.report);
+        this.result.replaceChildren(renderReport(reply.report, this.compact), data);
         this.copy.hidden = false;
         this.setState("done", reply.report.verdict === "no known failure found"
           ? "Done: no known failure found." : `Done: ${reply.report.verdict}.`);

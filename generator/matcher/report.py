@@ -199,13 +199,14 @@ def to_markdown(report: dict, name: str = "input") -> str:
     failures = [f for f in findings if f["role"] != "info"]
     if not failures:
         out.append("No known failure found: the log matched nothing in the atlas.")
-    if report.get("recovery_action"):
-        out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{report['recovery_action']}**")
     else:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
         where = _where_text(root["where"])
         out.append(f"**Root cause:** {link} ({root['severity']})" + (f", {where}" if where else ""))
+    if report.get("recovery_action"):
+        out.append("")
+        out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{report['recovery_action']}**")
     titles = {f["id"]: f["title"] for f in findings}
     for f in findings:
         out.append("")

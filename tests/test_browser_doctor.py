@@ -1,0 +1,210 @@
+"""The log doctor in a real browser: privacy, parity with the CLI, states, keyboard, accessibility.
+
+The site is built once, served on 127.0.0.1 with its Content-Security-Policy header, and
+driven with Playwright in Debian's Chromium. Requests to any other origin are aborted and
+recorded: a test fails if a page or its worker even tries one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from browser import launch, require_chromium
+from conftest import ROOT, run_kb
+from site_server import SiteServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+FIXTURES = ROOT / "tests" / "fixtures" / "logs" / "cases"
+BOOT_WAIT_MS = 90_000  # Pyodide's cold start is about 4 s here; CI machines can be slower
+
+
+@pytest.fixture(scope="module")
+def server(built_site: Path):
+    require_chromium()
+    with SiteServer(built_site) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+class Watch:
+    """Records every request of a page and its workers; aborts those to other origins."""
+
+    def __init__(self, context, origin: str):
+        self.origin = origin
+        self.requests: list[tuple[str, bytes | None]] = []
+        self.foreign: list[str] = []
+        self.csp_errors: list[str] = []
+        context.on("request", lambda r: self.requests.append((r.url, r.post_data_buffer)))
+        context.route("**/*", self._route)
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(self.origin) or url.startswith("data:") or url.startswith("blob:"):
+            route.continue_()
+        else:
+            self.foreign.append(url)
+            route.abort()
+
+    def listen(self, page) -> None:
+        page.on("console", lambda m: self.csp_errors.append(m.text) if "Content Security Policy" in m.text else None)
+
+    def carried(self, secret: str) -> list[str]:
+        return [url for url, body in self.requests if secret in url or (body and secret.encode() in body)]
+
+
+@pytest.fixture
+def context(browser, server):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    watch = Watch(ctx, server.url)
+    yield ctx, watch
+    ctx.close()
+
+
+def _diagnose(page, text: str, compact: bool = False) -> dict:
+    root = page.locator(".kb-doctor").first
+    root.locator("textarea").fill(text)
+    root.locator("button", has_text="Diagnose").click()
+    page.wait_for_selector(".kb-doctor[data-state=done], .kb-doctor[data-state=error]", timeout=BOOT_WAIT_MS)
+    assert root.get_attribute("data-state") == "done", root.locator(".kb-doctor__status").inner_text()
+    return json.loads(root.locator("script.kb-doctor__json").text_content())
+
+
+def _strip_urls(report: dict) -> dict:
+    return {**report, "findings": [{k: v for k, v in f.items() if k != "url"} for f in report["findings"]]}
+
+
+def test_pasted_log_never_leaves_the_page(context, server) -> None:
+    ctx, watch = context
+    page = ctx.new_page()
+    watch.listen(page)
+    page.goto(server.url + "/diagnose/")
+    secret = "SECRET-TOKEN-7f3a9c1e-do-not-send"
+    report = _diagnose(page, f"RuntimeError: CUDA error: an illegal memory access was encountered {secret}\n")
+    assert report["findings"][0]["id"] == "cuda-illegal-memory-access"
+    assert secret in report["findings"][0]["evidence"][0]["text"]
+    assert watch.carried(secret) == []
+    assert watch.foreign == []
+    assert any("/assets/pyodide/pyodide.asm.wasm" in url for url, _ in watch.requests), "Pyodide came from this site"
+    assert watch.csp_errors == []
+
+
+def test_entry_page_loads_no_python_until_the_box_is_used(context, server) -> None:
+    ctx, watch = context
+    page = ctx.new_page()
+    watch.listen(page)
+    page.goto(server.url + "/entries/xid-79/")
+    page.wait_for_load_state("networkidle")
+    assert not [url for url, _ in watch.requests if "/assets/pyodide/" in url or "/assets/doctor/" in url]
+    secret = "ENTRY-SECRET-0b5d"
+    report = _diagnose(page, f"[ 12.5] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus. {secret}\n")
+    assert report["findings"][0]["id"] == "xid-79"
+    assert any("/assets/pyodide/" in url for url, _ in watch.requests)
+    assert watch.carried(secret) == [] and watch.foreign == [] and watch.csp_errors == []
+
+
+def test_every_fixture_log_gives_the_same_findings_as_the_cli(context, server, built_site: Path) -> None:
+    ctx, watch = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
+    logs = sorted(FIXTURES.glob("*.log"))
+    assert len(logs) >= 40
+    for log in logs:
+        browser_report = _diagnose(page, log.read_text(encoding="utf-8"))
+        cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
+        assert cli.code == 0, cli.err
+        assert _strip_urls(browser_report) == _strip_urls(json.loads(cli.out)), log.name
+    assert watch.foreign == []
+
+
+def test_large_file_is_streamed_with_progress_and_can_be_cancelled(context, server, tmp_path: Path) -> None:
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    noise = ("step 1 | loss 0.5 | NCCL INFO Channel 00/32 : 0 -> 1 via P2P/IPC/read\n" * 40_000).encode()
+    big = tmp_path / "big.log"
+    big.write_bytes(noise * 6 + b"[ 99.1] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n")
+    root = page.locator(".kb-doctor")
+    page.set_input_files(".kb-doctor input[type=file]", str(big))
+    page.wait_for_selector(".kb-doctor[data-state=done], .kb-doctor[data-state=error]", timeout=BOOT_WAIT_MS)
+    report = json.loads(root.locator("script.kb-doctor__json").text_content())
+    assert report["input"]["bytes"] == big.stat().st_size
+    assert report["findings"][0]["id"] == "xid-79" and report["findings"][0]["first_line"] == 240_001
+    # cancel: start again and cancel while it streams
+    page.set_input_files(".kb-doctor input[type=file]", [])
+    page.set_input_files(".kb-doctor input[type=file]", str(big))
+    page.wait_for_selector(".kb-doctor[data-state=analysing]")
+    root.locator("button", has_text="Cancel").click()
+    page.wait_for_selector(".kb-doctor[data-state=cancelled]", timeout=30_000)
+    assert root.locator(".kb-doctor__status").inner_text() == "Cancelled."
+
+
+def test_keyboard_alone(context, server) -> None:
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    for _ in range(60):  # tab through the page until the log box has focus
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement && document.activeElement.tagName") == "TEXTAREA":
+            break
+    else:
+        pytest.fail("the log box cannot be reached with Tab")
+    page.keyboard.insert_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB.\n")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Diagnose"
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+    assert "CUDA out of memory" in page.locator(".kb-doctor__report").inner_text()
+
+
+def test_blocked_webassembly_shows_an_error_with_retry(browser, server) -> None:
+    ctx = browser.new_context()
+    try:
+        ctx.route("**/pyodide.asm.wasm", lambda route: route.abort())
+        page = ctx.new_page()
+        page.goto(server.url + "/diagnose/?doctor_timeout=20000")
+        root = page.locator(".kb-doctor")
+        root.locator("textarea").fill("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+        root.locator("button", has_text="Diagnose").click()
+        page.wait_for_selector(".kb-doctor[data-state=error]", timeout=60_000)
+        assert re.search(r"Python (could not|did not) start", root.locator(".kb-doctor__status").inner_text())
+        ctx.unroute("**/pyodide.asm.wasm")
+        root.locator("button", has_text="Retry").click()
+        page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+    finally:
+        ctx.close()
+
+
+def test_no_serious_accessibility_violations_beyond_the_theme(browser, server) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    # axe injects its script with eval, which the site's CSP rightly forbids: this context alone bypasses it
+    ctx = browser.new_context(bypass_csp=True)
+    try:
+        page = ctx.new_page()
+        page.goto(server.url + "/contributing/")
+        baseline = {v["id"] for v in Axe().run(page).response["violations"] if v["impact"] in ("serious", "critical")}
+        page.goto(server.url + "/diagnose/")
+        page.locator(".kb-doctor textarea").fill("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+        page.locator(".kb-doctor button", has_text="Diagnose").click()
+        page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+        found = {v["id"]: v for v in Axe().run(page).response["violations"] if v["impact"] in ("serious", "critical")}
+        extra = {k: [n["target"] for n in v["nodes"]][:5] for k, v in found.items() if k not in baseline}
+        assert not extra, extra
+    finally:
+        ctx.close()
