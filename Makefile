@@ -13,7 +13,7 @@ help:
 	@echo "make test     set up and run every test (browser tests included)"
 	@echo "make build    build the static site into site/"
 	@echo "make validate check every entry (kb validate)"
-	@echo "make bench    run the benchmarks; results go to bench/results.md"
+	@echo "make bench    run the benchmarks (build, diagnose, browser); results go to bench/results.md"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,8 @@ test-fast: setup
 
 bench: setup browser
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/diagnose_bench.py
+	$(BIN)/python bench/browser_bench.py
 
 clean:
 	rm -rf site bench/out docs/entries docs/categories docs/xid docs/index.md docs/data

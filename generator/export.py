@@ -17,19 +17,11 @@ from pathlib import Path
 
 from . import __version__
 from .corpus import Corpus
-from .literals import prefilter_literals, rarity, required_runs
+from .literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
 from .model import Entry
 
 RULES_FORMAT = "kb.rules/1"
 
-# Words so frequent in healthy training and kernel logs that scanning for them finds
-# nearly every line; a signature is anchored on something rarer when it can be.
-COMMON_WORDS = {
-    "error", "Error", "ERROR", "errors", "warning", "Warning", "WARNING", "info", "INFO", "failed", "Failed",
-    "NCCL", "CUDA", "cuda", "rank", "Rank", "with", "from", "that", "this", "line", "File", "file", "self",
-    "python", "torch", "kernel", "process", "Process", "memory", "device", "Device", "time", "step", "loss",
-    "main", "return", "call", "last", "detected", "running", "while", "into", "data", "node", "host",
-}
 # The matcher's own parsers (Xid lines, fallen-off-the-bus lines, NVSwitch SXid lines) need
 # these on a line before they look at it.
 BUILTIN_ANCHORS = ("Xid", "fallen off the bus", "SXid")
@@ -87,7 +79,6 @@ def compile_rules(corpus: Corpus) -> dict:
         "entries": entries,
         "signatures": signatures,
         "anchors": anchors,
-        "builtin_anchors": list(BUILTIN_ANCHORS),
         "xid_entries": xid_entries,
         "sxid_entries": sxid_entries,
     }
@@ -117,6 +108,11 @@ def _cover(signatures: list[dict]) -> list[dict]:
     tokens on ties. Case-insensitive signatures get their own lower-cased anchors.
     """
     anchors: list[dict] = []
+    # the matcher's parsers need their own anchors anyway; signatures containing them ride along
+    for text in BUILTIN_ANCHORS:
+        riders = [i for i, s in enumerate(signatures)
+                  if not s["ignore_case"] and len(s["literals"]) == 1 and text in s["literals"][0]]
+        anchors.append({"text": text, "ignore_case": False, "signatures": riders, "builtin": True})
     for i, sig in enumerate(signatures):
         if len(sig["literals"]) > 1:
             for literal in sig["literals"]:
@@ -138,7 +134,8 @@ def _cover(signatures: list[dict]) -> list[dict]:
             covered = counts[best]
             anchors.append({"text": best, "ignore_case": ignore_case, "signatures": sorted(covered)})
             pending -= covered
-    # every signature index belongs to exactly one anchor's list; matching rechecks all
+    # every signature is listed under at least one anchor: a line that contains none of a
+    # signature's anchors cannot match it
     return anchors
 
 

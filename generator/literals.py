@@ -134,6 +134,14 @@ def backtracking_risks(pattern: str) -> list[str]:
 
 MIN_LITERAL = 4
 _PLAIN_WORD = re.compile(r"\s*[a-z]+\s*")
+# Words so frequent in healthy training, NCCL and kernel logs that scanning for them finds
+# a large share of lines; a signature is anchored on something rarer when it can be.
+COMMON_WORDS = {
+    "error", "Error", "ERROR", "errors", "warning", "Warning", "WARNING", "info", "INFO", "failed", "Failed",
+    "NCCL", "CUDA", "cuda", "rank", "Rank", "with", "from", "that", "this", "line", "File", "file", "self",
+    "python", "torch", "kernel", "process", "Process", "memory", "device", "Device", "time", "step", "loss",
+    "main", "return", "call", "last", "detected", "running", "while", "into", "data", "node", "host",
+}
 
 
 def rarity(run: str) -> float:
@@ -144,6 +152,9 @@ def rarity(run: str) -> float:
     score = float(len(core))
     if _PLAIN_WORD.fullmatch(run):
         score -= 6
+    words = re.findall(r"[A-Za-z]+", core)
+    if words and all(w in COMMON_WORDS for w in words) and not re.search(r"[^A-Za-z\s]", core):
+        score -= 8  # nothing but everyday log words, such as NCCL INFO
     if any(ch.isupper() or ch.isdigit() for ch in core):
         score += 2
     if any(not ch.isalnum() and not ch.isspace() for ch in core):

@@ -43,10 +43,10 @@ class Re2Scanner:
 
     @classmethod
     def for_matcher(cls, matcher) -> "Re2Scanner":  # noqa: ANN001 - generator.matcher.match.Matcher
-        return cls(matcher.patterns, list(matcher.builtin_anchors))
+        return cls(matcher.patterns, [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")])
 
-    def candidate_lines(self, data: bytes) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
+    def candidate_lines(self, data: bytes) -> list[tuple[int, int, None]]:
+        out: list[tuple[int, int, None]] = []
         search = self._rx.search
         pos = 0
         size = len(data)
@@ -57,7 +57,7 @@ class Re2Scanner:
             start = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.end())
             end = size if end < 0 else end
-            out.append((start, end))
+            out.append((start, end, None))  # found by the full patterns: no anchor hint
             pos = end + 1
         return out
 

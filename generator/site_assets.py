@@ -22,6 +22,8 @@ from .errors import BuildError
 from .export import compile_rules
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+# pyodide.mjs falls back to a CDN only when run under Node; the site's copy cannot reach it at all
+CDN_FALLBACK = b"https://cdn.jsdelivr.net/pyodide/"
 MATCHER = Path(__file__).with_name("matcher")
 # real logs from the project's fixtures offered as samples on /diagnose/
 SAMPLE_CASES = ("107", "015", "115", "012")
@@ -37,7 +39,11 @@ def copy_pyodide(repo_root: Path, site: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in PYODIDE_FILES:
         src, dst = source / name, target / name
-        if not dst.exists() or dst.stat().st_size != src.stat().st_size or dst.stat().st_mtime < src.stat().st_mtime:
+        if name.endswith(".mjs"):
+            data = src.read_bytes().replace(CDN_FALLBACK, b"data:text/plain,blocked/")
+            if not dst.exists() or dst.read_bytes() != data:
+                dst.write_bytes(data)
+        elif not dst.exists() or dst.stat().st_size != src.stat().st_size or dst.stat().st_mtime < src.stat().st_mtime:
             shutil.copy2(src, dst)
 
 

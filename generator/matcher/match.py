@@ -41,30 +41,32 @@ class Matcher:
         index: dict[tuple[str, bool], list[int]] = {}
         for i, sig in enumerate(rules["signatures"]):
             flags = re.IGNORECASE if sig["ignore_case"] else 0
-            self.signatures.append((sig["entry"], sig["id"], re.compile(sig["pattern"], flags)))
+            literals = [lit.lower() if sig["ignore_case"] else lit for lit in sig["literals"]]
+            self.signatures.append((sig["entry"], sig["id"], re.compile(sig["pattern"], flags), literals, sig["ignore_case"]))
             for literal in sig["literals"]:
                 index.setdefault((literal, sig["ignore_case"]), []).append(i)
         # literal -> signatures that need it: a line runs only the regexes whose literal it contains
         self.literal_index = [(lit, ci, idxs) for (lit, ci), idxs in index.items()]
         self.any_folded = any(ci for _, ci, _ in self.literal_index)
-        anchors = [(a["text"], a["ignore_case"]) for a in rules["anchors"]]
-        self.builtin_anchors = tuple(rules.get("builtin_anchors", ()))
-        anchors += [(text, False) for text in self.builtin_anchors]
-        self.anchors = anchors
+        self.anchors = [(a["text"], a["ignore_case"]) for a in rules["anchors"]]
+        self.anchor_signatures = [frozenset(a["signatures"]) for a in rules["anchors"]]
         self.patterns = [(sig["pattern"], sig["ignore_case"], sig["literals"]) for sig in rules["signatures"]]
-        self.scanner: Scanner = scanner or LiteralScanner(anchors)
+        self.scanner: Scanner = scanner or LiteralScanner(self.anchors)
 
     def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
         for chunk in chunks:
             data = chunk.data
             line = chunk.first_line
             cursor = 0
-            for start, end in self.scanner.candidate_lines(data):
+            for start, end, anchors in self.scanner.candidate_lines(data):
                 line += data.count(b"\n", cursor, start)
                 cursor = start
                 raw = data[start:min(end, start + MAX_LINE_BYTES)]
                 text = raw.decode("utf-8", errors="replace")
-                found = self.match_line(text, line)
+                wanted = None
+                if anchors is not None:  # only the signatures listed under the anchors on this line
+                    wanted = frozenset().union(*(self.anchor_signatures[i] for i in anchors))
+                found = self.match_line(text, line, wanted)
                 if found and "Root Cause (first observed failure)" in text:
                     block = self._block_fields(data, end)
                     for h in found:
@@ -84,13 +86,16 @@ class Matcher:
                             h.fields["pci"] = h.context.pci = gpu
                 yield from found
 
-    def match_line(self, text: str, line: int) -> list[Hit]:
-        """Hits for one line; progress-bar carriage returns split it into segments."""
+    def match_line(self, text: str, line: int, wanted: frozenset[int] | None = None) -> list[Hit]:
+        """Hits for one line; progress-bar carriage returns split it into segments.
+
+        ``wanted`` limits the signatures tried (the scanner knows which anchors the line has).
+        """
         segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]
         context: Context | None = None  # parsed only for lines that hit something
         by_entry: dict[str, Hit] = {}
         for segment in segments:
-            for entry, sig_id, fields in self._match_segment(segment):
+            for entry, sig_id, fields in self._match_segment(segment, wanted):
                 if entry in by_entry:
                     by_entry[entry].fields.update({k: v for k, v in fields.items() if k not in by_entry[entry].fields})
                     continue
@@ -100,7 +105,7 @@ class Matcher:
                 by_entry[entry] = Hit(line, entry, sig_id, segment.strip()[:EVIDENCE_CHARS], ctx, dict(fields))
         return list(by_entry.values())
 
-    def _match_segment(self, text: str) -> Iterator[tuple[str, str | None, dict]]:
+    def _match_segment(self, text: str, wanted: frozenset[int] | None = None) -> Iterator[tuple[str, str | None, dict]]:
         if "Xid" in text:
             if "SXid" in text:
                 event = parse_sxid(text)
@@ -125,12 +130,17 @@ class Matcher:
                         fields["nvlink"] = event.nvlink
                     yield self.xid_entries.get(event.code, f"xid-{event.code}"), None, fields
         lowered = text.lower() if self.any_folded else text
-        wanted: set[int] = set()
-        for literal, folded, idxs in self.literal_index:
-            if literal in (lowered if folded else text):
-                wanted.update(idxs)
+        if wanted is None:
+            found: set[int] = set()
+            for literal, folded, idxs in self.literal_index:
+                if literal in (lowered if folded else text):
+                    found.update(idxs)
+            wanted = frozenset(found)
         for i in sorted(wanted):
-            entry, sig_id, rx = self.signatures[i]
+            entry, sig_id, rx, literals, folded = self.signatures[i]
+            haystack = lowered if folded else text
+            if not any(lit in haystack for lit in literals):
+                continue  # the line has the anchor but not this signature's own literal
             if rx.search(text):
                 fields = {}
                 pci = parse_pci(text) if "NVRM" in text or "pcieport" in text or "nvidia" in text else None

@@ -16,28 +16,37 @@ from typing import Iterable, Protocol
 
 
 class Scanner(Protocol):
-    def candidate_lines(self, data: bytes) -> list[tuple[int, int]]:
-        """Sorted, distinct (start, end) byte offsets of lines that may match (end excludes LF)."""
+    def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int] | None]]:
+        """Sorted, distinct lines that may match: (start, end, anchors found on the line).
+
+        ``end`` excludes the LF. The third item names the anchors (by index) seen on the
+        line, so only their signatures need checking; None means "check everything".
+        """
 
 
 class LiteralScanner:
     def __init__(self, anchors: Iterable[tuple[str, bool]]):
-        unique = dict.fromkeys((text.lower() if ci else text, ci) for text, ci in anchors if text)
-        self.exact = [t.encode() for t, ci in unique if not ci]
-        self.folded = [t.encode() for t, ci in unique if ci]
+        self.exact: list[tuple[bytes, int]] = []
+        self.folded: list[tuple[bytes, int]] = []
+        for index, (text, ci) in enumerate(anchors):
+            if text:
+                (self.folded if ci else self.exact).append(((text.lower() if ci else text).encode(), index))
 
-    def candidate_lines(self, data: bytes) -> list[tuple[int, int]]:
-        found: dict[int, int] = {}
+    def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int] | None]]:
+        ends: dict[int, int] = {}
+        seen: dict[int, set[int]] = {}
         for buf, literals in ((data, self.exact), (data.lower() if self.folded else b"", self.folded)):
             find = buf.find
-            for lit in literals:
+            for lit, index in literals:
                 pos = find(lit)
                 while pos >= 0:
                     start = data.rfind(b"\n", 0, pos) + 1
-                    if start not in found:
+                    end = ends.get(start)
+                    if end is None:
                         end = data.find(b"\n", pos)
-                        found[start] = len(data) if end < 0 else end
-                        pos = find(lit, found[start])
+                        end = ends[start] = len(data) if end < 0 else end
+                        seen[start] = {index}
                     else:
-                        pos = find(lit, found[start])
-        return sorted(found.items())
+                        seen[start].add(index)
+                    pos = find(lit, end)
+        return [(start, ends[start], frozenset(seen[start])) for start in sorted(ends)]

@@ -1,0 +1,136 @@
+"""`make bench`, part three: the in-browser log doctor in headless Chromium.
+
+Builds the site, serves it on 127.0.0.1 (with its CSP header, caching off) and measures:
+- time to the first result from a cold load: a fresh browser context opens /diagnose/,
+  pastes a small real log and waits for the report (Pyodide download, compile and start
+  included), from navigation start and from the click;
+- the time for a 1 MiB and a 50 MiB log once Python is warm (file chosen to report shown);
+- what an entry page transfers before the reader uses its box, and whether any of it is
+  Pyodide.
+
+Usage: python bench/browser_bench.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from browser import CHROMIUM, launch  # noqa: E402
+from noise import write_log  # noqa: E402
+from results_file import write_section  # noqa: E402
+from run import machine  # noqa: E402
+from site_server import SiteServer  # noqa: E402
+
+SMALL_LOG = ROOT / "tests" / "fixtures" / "logs" / "cases" / "107.log"
+WAIT_MS = 180_000
+
+
+def wait_done(page) -> None:
+    page.wait_for_selector(".kb-doctor[data-state=done], .kb-doctor[data-state=error]", timeout=WAIT_MS)
+    state = page.get_attribute(".kb-doctor", "data-state")
+    if state != "done":
+        raise SystemExit(f"the doctor failed: {page.inner_text('.kb-doctor__status')}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not CHROMIUM.exists():
+        raise SystemExit("the browser benchmark needs /usr/bin/chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    site = OUT / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "-d", str(site)], cwd=ROOT, env=env, check=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    one = OUT / "noise-1MiB.log"
+    fifty = OUT / "noise-50MiB.log"
+    write_log(one, 1 << 20, planted=5)
+    write_log(fifty, 50 << 20, planted=100)
+    small_text = SMALL_LOG.read_text(encoding="utf-8")
+
+    cold_nav, cold_click, warm = [], [], {one.name: [], fifty.name: []}
+    entry_bytes, entry_pyodide = [], []
+    with SiteServer(site) as server, sync_playwright() as p:
+        browser = launch(p)
+        for r in range(args.runs):
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            t0 = time.perf_counter()
+            page.goto(server.url + "/diagnose/")
+            page.fill(".kb-doctor textarea", small_text)
+            t1 = time.perf_counter()
+            page.click(".kb-doctor button:has-text('Diagnose')")
+            wait_done(page)
+            t2 = time.perf_counter()
+            cold_nav.append(t2 - t0)
+            cold_click.append(t2 - t1)
+            for log in (one, fifty):
+                start = time.perf_counter()
+                page.set_input_files(".kb-doctor input[type=file]", [])
+                page.set_input_files(".kb-doctor input[type=file]", str(log))
+                page.wait_for_selector(".kb-doctor[data-state=analysing]", timeout=WAIT_MS)
+                wait_done(page)
+                warm[log.name].append(time.perf_counter() - start)
+            ctx.close()
+            print(f"run {r + 1}: cold {cold_nav[-1]:.2f} s from navigation ({cold_click[-1]:.2f} s from the click), "
+                  f"1 MiB {warm[one.name][-1]:.2f} s, 50 MiB {warm[fifty.name][-1]:.2f} s", flush=True)
+
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            sizes: list[tuple[str, int]] = []
+            page.on("response", lambda resp: sizes.append((resp.url, len(resp.body()) if resp.ok else 0)))
+            page.goto(server.url + "/entries/xid-79/")
+            page.wait_for_load_state("networkidle")
+            entry_bytes.append(sum(n for _, n in sizes))
+            entry_pyodide.append(sum(n for url, n in sizes if "/assets/pyodide/" in url or "/assets/doctor/" in url))
+            ctx.close()
+        browser.close()
+
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    med = statistics.median
+    rows = [
+        ("first result from a cold load, from navigation start", cold_nav, "at most 6 s"),
+        ("first result from a cold load, from the click", cold_click, ""),
+        ("1 MiB log, Python warm (file chosen to report)", warm[one.name], ""),
+        ("50 MiB log, Python warm (file chosen to report)", warm[fifty.name], "at most 3 s"),
+    ]
+    lines = [
+        "## In-browser log doctor (bench/browser_bench.py)",
+        "",
+        f"- Date: {date}",
+        f"- Machine: {machine()}",
+        "- Browser: Debian Chromium, headless, driven by Playwright; the site served from 127.0.0.1 with caching off,"
+        " so every cold run downloads Pyodide again.",
+        f"- Logs: {SMALL_LOG.relative_to(ROOT)} (cold runs); 1 MiB and 50 MiB of bench/noise.py output (warm runs).",
+        "",
+        "| measure | runs (s) | median s | target |",
+        "|---|---|---:|---|",
+    ]
+    for name, runs, target in rows:
+        lines.append(f"| {name} | {', '.join(f'{x:.2f}' for x in runs)} | {med(runs):.2f} | {target} |")
+    lines += [
+        "",
+        f"An entry page (/entries/xid-79/) transfers {med(entry_bytes) / 1024:.0f} KiB before its log box is used, of which "
+        f"{med(entry_pyodide)} bytes are Pyodide or the doctor's files (target: none).",
+    ]
+    write_section("browser", "\n".join(lines))
+    print("wrote the browser section of bench/results.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
