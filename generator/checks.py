@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 from .errors import Problem
 from .literals import MIN_LITERAL, backtracking_risks, prefilter_literals
 from .load import LoadedFile
-from .model import Entry
+from .model import PROSE_FIELDS, Entry
 from .safety import find_unsafe
 
 
@@ -188,6 +188,40 @@ class SafeMarkup(Validator):
                 yield f.problem_in_text(self.id, f"{_dotted(loc)} contains {finding.what}", finding.offset, *loc)
 
 
+_WORD = re.compile(r"[a-z0-9]+(?:['.][a-z0-9]+)*")
+
+
+class NoSharedSentences(Validator):
+    """No run of 12 words appears in the prose of two entries: every section is specific."""
+
+    id = "KB050"
+    description = "Two entries never share 12 consecutive words of prose (boilerplate)."
+    RUN = 12
+
+    @staticmethod
+    def _prose(e: Entry) -> list[tuple[tuple[str | int, ...], str]]:
+        found = [((name,), getattr(e, name)) for name in PROSE_FIELDS if getattr(e, name)]
+        for i, s in enumerate(e.symptoms):
+            found += [(("symptoms", i, "symptom"), s.symptom), (("symptoms", i, "why"), s.why)]
+        return found
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        first: dict[tuple[str, ...], str] = {}
+        for f in files:
+            e = _entry(f)
+            reported: set[str] = set()
+            for loc, text in self._prose(e):
+                matches = list(_WORD.finditer(text.lower()))
+                words = [m.group(0) for m in matches]
+                for i in range(len(words) - self.RUN + 1):
+                    run = tuple(words[i:i + self.RUN])
+                    owner = first.setdefault(run, e.id)
+                    if owner != e.id and owner not in reported:
+                        reported.add(owner)
+                        yield f.problem_in_text(self.id, f"{_dotted(loc)} repeats 12 words from entry '{owner}': "
+                                                f"'{' '.join(run)}'", matches[i].start(), *loc)
+
+
 def _strings(value: object, loc: tuple[str | int, ...], skip: set[str]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """Every string in nested data with its location, not descending into keys in ``skip``."""
     if isinstance(value, str):
@@ -222,6 +256,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     SignaturesWork,
     SignaturesLinear,
     SafeMarkup,
+    NoSharedSentences,
 )
 
 
