@@ -15,13 +15,13 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from . import config
+from . import config, datasets
 from .corpus import Corpus
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
 from .safety import escape_attribute, escape_markdown, escape_text, fence
 
 TEMPLATES = Path(__file__).with_name("templates")
-GENERATED = ("entries", "categories", "xid")
+GENERATED = ("entries", "categories", "xid", "data")
 GENERATED_FILES = ("index.md",)
 
 
@@ -61,7 +61,7 @@ def _first_sentence(text: str) -> str:
 
 
 def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
-    """Every generated page: path relative to docs/ -> Markdown."""
+    """Every generated file: path relative to docs/ -> text (Markdown pages and the open data)."""
     env = environment()
     settings = config.load(repo_root)
     by_id = corpus.by_id
@@ -101,7 +101,14 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
     out["categories/index.md"] = env.get_template("categories.md.j2").render(
         categories=[(c, CATEGORY_TITLES[c], counts.get(c, 0)) for c in CATEGORIES]
     )
-    out["xid/index.md"] = env.get_template("xid.md.j2").render(entries=corpus.xid_entries())
+    rows = datasets.xid_rows(corpus)
+    out["xid/index.md"] = env.get_template("xid.md.j2").render(
+        rows=rows,
+        origins=sorted({o for r in rows for o in r["origin"]}),
+        actions=sorted({r["immediate_action"] for r in rows if r["immediate_action"]}),
+        severities=[s for s in SEVERITIES if any(r["severity"] == s for r in rows)],
+    )
+    out.update({f"data/{name}": text for name, text in datasets.files(corpus).items()})
     out["index.md"] = env.get_template("home.md.j2").render(
         total=len(corpus.entries),
         categories=[(c, CATEGORY_TITLES[c], counts.get(c, 0)) for c in CATEGORIES if counts.get(c)],

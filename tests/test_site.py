@@ -139,6 +139,31 @@ def test_hostile_entry_renders_no_script(tmp_path: Path) -> None:
     for script in page.inline_scripts:
         assert "alert(" not in script, script
     scripts_with_src = [a["src"] for t, a in page.elements if t == "script" and a.get("src")]
-    assert scripts_with_src and all(s.startswith("../../assets/") or s == "../../javascripts/doctor.js"
-                                    for s in scripts_with_src), scripts_with_src
+    ours = {f"../../{path}" for path in yaml.safe_load(re.sub(r"!!python/name:\S+", "null", (ROOT / "mkdocs.yml").read_text()))["extra_javascript"]}
+    assert scripts_with_src and all(s.startswith("../../assets/") or s in ours for s in scripts_with_src), scripts_with_src
     assert "alert('summary')" in html, "the hostile text is still shown, as text"
+
+
+def test_relations_are_linked_both_ways_on_the_built_pages(built_site: Path) -> None:
+    corpus = load_corpus(ROOT / "kb" / "entries")
+    by_id = corpus.by_id
+
+    def section(entry_id: str, label: str) -> str:
+        html = (built_site / "entries" / entry_id / "index.html").read_text(encoding="utf-8")
+        if f"<strong>{label}</strong>" not in html:
+            return ""
+        return html.split(f"<strong>{label}</strong>", 1)[1].split("<strong>", 1)[0].split("<h2", 1)[0]
+
+    checked = 0
+    for e in corpus.entries:
+        for target in e.causes:
+            assert f'href="../{e.id}/"' in section(target, "Often caused by"), (e.id, "causes", target)
+            assert f'href="../{target}/"' in section(e.id, "Can cause"), (e.id, target)
+            checked += 1
+        for source in e.caused_by:
+            assert f'href="../{e.id}/"' in section(source, "Can cause"), (e.id, "caused_by", source)
+            checked += 1
+        for other in e.related:
+            assert f'href="../{e.id}/"' in section(other, "See also") or e.id in by_id[other].related
+            checked += 1
+    assert checked > 20

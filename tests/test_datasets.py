@@ -1,0 +1,75 @@
+"""The open data files agree with the corpus, field by field."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import ROOT
+from generator import datasets
+from generator.corpus import load_corpus
+from generator.matcher import check_rules
+
+CORPUS = load_corpus(ROOT / "kb" / "entries")
+FILES = datasets.files(CORPUS)
+
+
+def test_xid_json_has_every_xid_entry_with_its_catalog_facts() -> None:
+    doc = json.loads(FILES["xid.json"])
+    assert doc["schema"] == "kb.xid/1"
+    codes = {c["code"]: c for c in doc["codes"]}
+    entries = CORPUS.xid_entries()
+    assert sorted(codes) == [e.xid.code for e in entries]
+    for e in entries:
+        row = codes[e.xid.code]
+        assert row["id"] == e.id and row["name"] == e.xid.name and row["mnemonic"] == e.xid.mnemonic
+        assert row["immediate_action"] == e.xid.immediate_action
+        assert row["investigatory_action"] == e.xid.investigatory_action
+        assert row["reset_required"] == e.xid.reset_required and row["severity"] == e.severity
+        assert row["origin"] == list(e.xid.origin) and row["applies_to"] == list(e.xid.applies_to)
+        assert [o["tool"] for o in row["operators"]] == [o.tool for o in e.xid.operators]
+        assert e.summary.split()[0] in row["meaning"]
+
+
+def test_xid_csv_matches_the_json() -> None:
+    rows = list(csv.DictReader(io.StringIO(FILES["xid.csv"])))
+    doc = json.loads(FILES["xid.json"])
+    assert len(rows) == len(doc["codes"])
+    for row, item in zip(rows, doc["codes"]):
+        assert int(row["code"]) == item["code"] and row["id"] == item["id"]
+        assert row["origin"].split(";") == (item["origin"] or [""])
+        assert row["operators_disagreeing"] == ";".join(o["tool"] for o in item["operators"] if o["disagrees"])
+        assert row["reset_required"] == {True: "true", False: "false", None: ""}[item["reset_required"]]
+
+
+def test_entries_json_round_trips_every_entry() -> None:
+    doc = json.loads(FILES["entries.json"])
+    assert doc["schema"] == "kb.entries/1"
+    by_id = {e["id"]: e for e in doc["entries"]}
+    assert set(by_id) == {e.id for e in CORPUS.entries}
+    for e in CORPUS.entries:
+        exported = dict(by_id[e.id])
+        assert exported.pop("path") == f"entries/{e.id}/"
+        assert exported == e.model_dump(mode="json")
+
+
+def test_rules_json_is_valid_and_covers_every_signature() -> None:
+    rules = check_rules(json.loads(FILES["rules.json"]))
+    assert len(rules["signatures"]) == sum(len(e.signatures) for e in CORPUS.entries)
+    covered = {i for a in rules["anchors"] for i in a["signatures"]}
+    assert covered == set(range(len(rules["signatures"]))), "every signature must sit under an anchor"
+    examples = {(e.id, s.id): [x.line for x in s.examples] for e in CORPUS.entries for s in e.signatures}
+    # an anchor must be in every line its signatures match: check it on their real example lines
+    for i, sig in enumerate(rules["signatures"]):
+        anchors = [a for a in rules["anchors"] if i in a["signatures"]]
+        for line in examples[(sig["entry"], sig["id"])]:
+            assert any(a["text"] in (line.lower() if a["ignore_case"] else line) for a in anchors), (sig["id"], line)
+
+
+@pytest.mark.slow
+def test_built_site_publishes_the_data(built_site) -> None:
+    for name, text in FILES.items():
+        assert (built_site / "data" / name).read_text(encoding="utf-8") == text
