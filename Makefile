@@ -50,7 +50,9 @@ serve: build
 
 test: setup browser
 	$(BIN)/kb validate
+	$(BIN)/kb fmt --check
 	$(BIN)/kb schema --check
+	$(BIN)/kb docs --check
 	$(BIN)/python -m pytest
 
 test-fast: setup

@@ -174,6 +174,18 @@ class SignaturesLinear(Validator):
                                 f"characters that every match contains", "signatures", i, "pattern")
 
 
+class NoPlaceholders(Validator):
+    """The template's TODO: values are all filled in."""
+
+    id = "KB060"
+    description = "No TODO: placeholder from `kb new` is left."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        for loc, text in _strings(_entry(f).model_dump(), (), skip=set()):
+            if "TODO" in text:
+                yield f.problem(self.id, f"{_dotted(loc)} is still a placeholder: {_short(text, 50)!r}", *loc)
+
+
 class SafeMarkup(Validator):
     id = "KB040"
     description = "No raw HTML or script-capable link in any text that is rendered as Markdown or text."
@@ -207,8 +219,15 @@ class NoSharedSentences(Validator):
 
     def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
         first: dict[tuple[str, ...], str] = {}
+        ids: set[str] = set()
+        codes: set[int] = set()
         for f in files:
             e = _entry(f)
+            if e.id in ids or (e.xid and e.xid.code in codes):
+                continue  # a duplicate entry (KB011, KB013) repeats its twin's text: reported once there
+            ids.add(e.id)
+            if e.xid:
+                codes.add(e.xid.code)
             reported: set[str] = set()
             for loc, text in self._prose(e):
                 matches = list(_WORD.finditer(text.lower()))
@@ -257,6 +276,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     SignaturesLinear,
     SafeMarkup,
     NoSharedSentences,
+    NoPlaceholders,
 )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import CorpusError, KbError, Problem, plural
+from .model import CATEGORIES
 
 REPO_ROOT = Path.cwd()
 SCHEMA_PATH = Path("kb/schema/entry.schema.json")
@@ -104,6 +105,49 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return run_eval(Path(args.folder), Path(args.rules) if args.rules else None, args.engine, args.min_top1)
 
 
+def cmd_new(args: argparse.Namespace) -> int:
+    from .scaffold import new_entry
+
+    path = new_entry(args.id, args.category, Path(args.root))
+    print(f"kb new: wrote {path}; fill in every TODO: value, then run 'kb validate' and 'make serve'")
+    return 0
+
+
+def cmd_fmt(args: argparse.Namespace) -> int:
+    from .fmt import format_file
+    from .load import entry_files
+
+    paths: list[Path] = []
+    for target in args.paths or ["kb/entries"]:
+        paths.extend(entry_files(Path(target)))
+    results = [format_file(p, check=args.check) for p in paths]
+    errors = [r for r in results if r.error]
+    changed = [r for r in results if r.changed]
+    for r in errors:
+        print(f"{r.path}: {r.error}", file=sys.stderr)
+    for r in changed:
+        print(f"{r.path}" + (": not in canonical layout" if args.check else ": reformatted"))
+    verb = "would reformat" if args.check else "reformatted"
+    print(f"kb fmt: {verb} {plural(len(changed), 'file')}, {len(results) - len(changed) - len(errors)} already "
+          f"canonical, {len(errors)} not formatted", file=sys.stderr)
+    return 1 if errors or (args.check and changed) else 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from .fieldref import update
+
+    guide = Path(args.guide)
+    try:
+        current = update(guide, check=args.check)
+    except (OSError, ValueError) as exc:
+        raise KbError(str(exc)) from None
+    if args.check and not current:
+        print(f"{guide}: the field reference is out of date with generator/model.py; run 'kb docs'", file=sys.stderr)
+        return 1
+    print(f"kb docs: {guide} " + ("is current" if current else "updated"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kb",
@@ -134,6 +178,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("root", nargs="?", default="kb/entries", help="folder of entry files (default: kb/entries)")
     p.add_argument("--docs", default="docs", help="the MkDocs docs folder (default: docs)")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("new", help="write a commented template for a new entry",
+                       description="Create kb/entries/CATEGORY/ID.yaml from a commented template. Refuses an id that "
+                                   "exists already, an invalid id and an unknown category.",
+                       epilog="Example: kb new cuda-launch-timeout --category cuda")
+    p.add_argument("id", help="the new entry's id (lower-case words joined by hyphens; xid-<code> for Xids)")
+    p.add_argument("--category", required=True, help="one of: " + ", ".join(CATEGORIES))
+    p.add_argument("--root", default="kb/entries", help="folder of entry files (default: kb/entries)")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("fmt", help="rewrite entries into the canonical layout (keeps comments)",
+                       description="Put keys in the model's order, prose in literal blocks and lists of ids in flow "
+                                   "style, keeping comments and content. --check lists the files that differ and "
+                                   "exits 1 without writing.",
+                       epilog="Example: kb fmt --check")
+    p.add_argument("paths", nargs="*", help="files or folders (default: kb/entries)")
+    p.add_argument("--check", action="store_true", help="only report files not in canonical layout")
+    p.set_defaults(func=cmd_fmt)
+
+    p = sub.add_parser("docs", help="regenerate the field reference in the contributor guide",
+                       description="Rewrite the field reference block of docs/contributing.md from the entry model; "
+                                   "--check exits 1 when it is out of date.",
+                       epilog="Example: kb docs --check")
+    p.add_argument("--guide", default="docs/contributing.md", help="the guide to update (default: docs/contributing.md)")
+    p.add_argument("--check", action="store_true", help="exit 1 if the block is stale instead of writing it")
+    p.set_defaults(func=cmd_docs)
 
     p = sub.add_parser("rules", help="compile the corpus into rules.json for the log matcher",
                        description="Write the rules file the matcher reads: patterns, prefilter literals, "

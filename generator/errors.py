@@ -42,6 +42,7 @@ CODES: dict[str, tuple[str, str]] = {
     "KB024": ("regex-no-literal", "include literal text of at least 4 characters that every match contains, e.g. the message's fixed words"),
     "KB030": ("malformed-url", "write an absolute http(s) URL such as https://docs.nvidia.com/..."),
     "KB050": ("shared-sentence", "say it in words specific to this failure; text shared between entries is boilerplate"),
+    "KB060": ("placeholder", "replace the TODO: value with real content, or delete the optional field"),
     "KB040": ("unsafe-html", "write Markdown only; put literal markup such as <unknown> inside `backticks`"),
 }
 

@@ -183,11 +183,11 @@ class Signature(Strict):
     """A regular expression that recognises this failure in a log line."""
 
     id: EntryId = Field(description="Identifier, unique within the entry, e.g. 'pytorch-2-1-wording'.")
+    description: Markdown | None = Field(default=None, description="What variant of the message this covers.")
     pattern: str = Field(
         min_length=1,
         description="Python regular expression searched in each log line (re.search, case-sensitive unless (?i)).",
     )
-    description: Markdown | None = Field(default=None, description="What variant of the message this covers.")
     examples: list[Example] = Field(
         min_length=1, description="Real log lines the pattern must match, each with its source."
     )

@@ -83,7 +83,7 @@ def test_home_counts_and_category_pages() -> None:
     out = pages(_corpus(a, x), ROOT)
     assert "**2 entries**" in out["index.md"] and "**1 Xid codes**" in out["index.md"]
     assert "[Title of alpha-fault](../entries/alpha-fault.md)" in out["categories/cuda.md"]
-    assert "| [79](../entries/xid-79.md) | GPU has fallen off the bus |" in out["xid/index.md"]
+    assert '<tr data-code="79"' in out["xid/index.md"] and '<a href="../entries/xid-79/">GPU has fallen off the bus</a>' in out["xid/index.md"]
     assert "No entries in this category yet" in out["categories/nccl.md"]
 
 
