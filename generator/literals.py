@@ -3,9 +3,10 @@
 Both work on the parse tree of Python's own regular-expression parser, so they judge the
 pattern exactly as ``re`` will run it.
 
-- ``required_runs`` lists the literal strings every match must contain. The longest one
-  is the signature's prefilter literal: a line without it cannot match, so the matcher
-  runs the regex only on lines that contain it.
+- ``required_runs`` lists the literal strings every match must contain, and
+  ``prefilter_literals`` picks the rarest of them (or the alternatives of a required
+  alternation): a line without it cannot match, so the matcher runs the regex only on
+  lines that contain it.
 - ``backtracking_risks`` names constructs that can make a backtracking engine take
   polynomial or exponential time on a long line (nested unbounded repeats, several
   unbounded wildcard repeats, backreferences, lookarounds that RE2 cannot run).
@@ -37,6 +38,39 @@ def _flatten(items: list) -> list:
     return flat
 
 
+def _scan(items: list) -> tuple[list[str], list[list[str]]]:
+    """Literal runs every match contains, and required alternations (each a list of the
+    best literal of every alternative), found by walking the parse tree."""
+    runs: list[str] = []
+    branches: list[list[str]] = []
+    current: list[str] = []
+    for op, av in _flatten(items):
+        if op is C.LITERAL:
+            current.append(chr(av))
+            continue
+        if current:
+            runs.append("".join(current))
+            current = []
+        body = None
+        if op is C.BRANCH:
+            lits = _alternatives_literals(av[1])
+            if lits:
+                branches.append(lits)
+        elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
+            body = av[3]
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+            body = av[2]  # the body appears at least once
+        elif op is C.ATOMIC_GROUP:
+            body = av
+        if body is not None:
+            inner_runs, inner_branches = _scan(list(body))
+            runs += inner_runs
+            branches += inner_branches
+    if current:
+        runs.append("".join(current))
+    return runs, branches
+
+
 def required_runs(pattern: str) -> tuple[list[str], bool]:
     """Literal runs every match contains, and whether the pattern ignores case.
 
@@ -44,38 +78,8 @@ def required_runs(pattern: str) -> tuple[list[str], bool]:
     """
     tree = parse(pattern)
     ignore_case = bool(tree.state.flags & re.IGNORECASE)
-    runs: list[str] = []
-
-    def walk(items: list) -> None:
-        current: list[str] = []
-        for op, av in _flatten(items):
-            if op is C.LITERAL:
-                current.append(chr(av))
-                continue
-            if current:
-                runs.append("".join(current))
-                current = []
-            if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
-                walk(list(av[2]))  # the body appears at least once
-            elif op is C.SUBPATTERN:
-                _group, add_flags, _del, sub = av
-                if not (add_flags & re.IGNORECASE):
-                    walk(list(sub))
-            elif op is C.ATOMIC_GROUP:
-                walk(list(av))
-        if current:
-            runs.append("".join(current))
-
-    walk(list(tree))
-    if ignore_case:
-        runs = [r.lower() for r in runs]
-    return runs, ignore_case
-
-
-def best_literal(pattern: str) -> tuple[str, bool]:
-    """The longest required literal run ('' when there is none) and the ignore-case flag."""
-    runs, ignore_case = required_runs(pattern)
-    return (max(runs, key=len) if runs else ""), ignore_case
+    runs = _scan(list(tree))[0]
+    return ([r.lower() for r in runs] if ignore_case else runs), ignore_case
 
 
 _WILDCARD_IN = {C.CATEGORY, C.NEGATE}
@@ -162,51 +166,26 @@ def rarity(run: str) -> float:
     return score
 
 
-def _alternatives_literals(items: list, ignore_case: bool) -> list[str] | None:
+def _alternatives_literals(alternatives: list) -> list[str] | None:
     """For a BRANCH, the best literal of each alternative, or None if one has none."""
     out: list[str] = []
-    for alt in items:
-        lits = _prefilter(list(alt), ignore_case)
+    for alt in alternatives:
+        lits = _prefilter(list(alt))
         if not lits:
             return None
         out.extend(lits)
     return out
 
 
-def _prefilter(items: list, ignore_case: bool) -> list[str]:
-    runs: list[str] = []
-    branches: list[list[str]] = []
-    current: list[str] = []
-    for op, av in _flatten(items):
-        if op is C.LITERAL:
-            current.append(chr(av))
-            continue
-        if current:
-            runs.append("".join(current))
-            current = []
-        if op is C.BRANCH:
-            lits = _alternatives_literals(av[1], ignore_case)
-            if lits:
-                branches.append(lits)
-        elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
-            inner = _prefilter(list(av[3]), ignore_case)
-            if len(inner) == 1:
-                runs.append(inner[0])
-            elif inner:
-                branches.append(inner)
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
-            inner = _prefilter(list(av[2]), ignore_case)
-            if len(inner) == 1:
-                runs.append(inner[0])
-    if current:
-        runs.append("".join(current))
+def _prefilter(items: list) -> list[str]:
+    runs, branches = _scan(items)
     long_runs = [r for r in runs if len(r.strip()) >= MIN_LITERAL]
     if long_runs:
         return [max(long_runs, key=rarity)]
-    best = max(runs, key=len) if runs else ""
     usable = [b for b in branches if all(len(x.strip()) >= MIN_LITERAL for x in b)]
     if usable:
         return min(usable, key=len)
+    best = max(runs, key=len) if runs else ""
     return [best] if best.strip() else []
 
 
@@ -220,7 +199,7 @@ def prefilter_literals(pattern: str) -> tuple[list[str], bool]:
     """
     tree = parse(pattern)
     ignore_case = bool(tree.state.flags & re.IGNORECASE)
-    lits = _prefilter(list(tree), ignore_case)
+    lits = _prefilter(list(tree))
     if ignore_case:
         lits = [x.lower() for x in lits]
     return lits, ignore_case

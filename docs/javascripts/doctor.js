@@ -88,18 +88,7 @@
     };
   }
 
-  // ---- small DOM helpers (text only: log lines are untrusted) --------------------------
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === "text") node.textContent = value;
-      else if (key === "class") node.className = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children) if (child) node.append(child);
-    return node;
-  }
+  const el = window.kbDom.el; // text-only DOM builder (kb-dom.js)
 
   function formatBytes(n) {
     if (n < 1024) return `${n} B`;

@@ -8,17 +8,7 @@
   const script = document.currentScript;
   const DATA_URL = new URL("../data/xid.json", script ? script.src : location.href);
 
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === "text") node.textContent = value;
-      else if (key === "class") node.className = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children) if (child !== null && child !== undefined) node.append(child);
-    return node;
-  }
+  const el = window.kbDom.el; // text-only DOM builder (kb-dom.js)
 
   function mount(root) {
     const table = root.querySelector(".kb-xid__table");
