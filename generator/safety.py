@@ -130,7 +130,10 @@ def escape_markdown(text: str) -> str:
 
 def escape_text(text: str) -> str:
     """Plain text (a title, a tag) made inert for Markdown and HTML contexts."""
-    return html.escape(text, quote=True).replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;").replace("[", "&#91;")
+    out = html.escape(text, quote=True)
+    for ch, entity in (("`", "&#96;"), ("*", "&#42;"), ("_", "&#95;"), ("[", "&#91;"), ("]", "&#93;"), ("|", "&#124;")):
+        out = out.replace(ch, entity)
+    return out
 
 
 def escape_attribute(text: str) -> str:

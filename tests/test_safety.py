@@ -67,3 +67,11 @@ def test_fence_cannot_be_closed_by_content() -> None:
     opening = block.split("\n", 1)[0]
     assert opening.startswith("````")
     assert block.endswith("\n" + opening.rstrip("bashtext"))
+
+
+def test_escape_text_cannot_break_a_link_or_a_table_cell() -> None:
+    from generator.safety import escape_text
+
+    out = escape_text("bind to [::]:29500 | `code` *x* <b>")
+    for ch in "[]|`*<>":
+        assert ch not in out, ch
