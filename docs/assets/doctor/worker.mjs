@@ -5,11 +5,121 @@ import { loadPyodide } from "../pyodide/pyodide.mjs";
 const here = (path) => new URL(path, import.meta.url).href;
 let py = null;
 
+// ---- literal prefilter in JavaScript ---------------------------------------------------
+// The matcher (Python) only needs to know which lines contain which anchor literals. An
+// Aho-Corasick automaton finds all of them in one pass over the bytes, whatever their number,
+// where Python would need one pass per anchor. Python then runs the real signatures on those
+// lines, exactly as on the command line (the browser tests compare the two on every fixture).
+function automaton(patterns) {
+  const next = [new Map()];
+  const out = [[]];
+  patterns.forEach((bytes, id) => {
+    let state = 0;
+    for (const b of bytes) {
+      let child = next[state].get(b);
+      if (child === undefined) {
+        child = next.length;
+        next.push(new Map());
+        out.push([]);
+        next[state].set(b, child);
+      }
+      state = child;
+    }
+    out[state].push(id);
+  });
+  const n = next.length;
+  const delta = new Int32Array(n * 256);
+  const fail = new Int32Array(n);
+  const queue = new Int32Array(n);
+  let head = 0, tail = 0;
+  for (let b = 0; b < 256; b++) {
+    const child = next[0].get(b);
+    if (child !== undefined) { delta[b] = child; queue[tail++] = child; }
+  }
+  while (head < tail) {
+    const state = queue[head++];
+    for (let b = 0; b < 256; b++) {
+      const child = next[state].get(b);
+      if (child !== undefined) {
+        fail[child] = delta[fail[state] * 256 + b];
+        out[child] = out[child].concat(out[fail[child]]);
+        delta[state * 256 + b] = child;
+        queue[tail++] = child;
+      } else {
+        delta[state * 256 + b] = delta[fail[state] * 256 + b];
+      }
+    }
+  }
+  const has = new Uint8Array(n);
+  out.forEach((ids, state) => { has[state] = ids.length ? 1 : 0; });
+  return { delta, out, has };
+}
+
+const LOWER = new Uint8Array(256).map((_, b) => (b >= 65 && b <= 90 ? b + 32 : b));
+
+function makeScanner(anchors) {
+  const encoder = new TextEncoder();
+  const exact = [], exactIds = [], folded = [], foldedIds = [];
+  anchors.forEach((a, id) => {
+    if (!a.text) return;
+    if (a.ignore_case) { folded.push(encoder.encode(a.text.toLowerCase())); foldedIds.push(id); }
+    else { exact.push(encoder.encode(a.text)); exactIds.push(id); }
+  });
+  const passes = [[automaton(exact), exactIds, null]];
+  if (folded.length) passes.push([automaton(folded), foldedIds, LOWER]);
+  // returns a flat Int32Array: start, end, count, anchor ids... for each candidate line
+  return (data) => {
+    const lines = new Map();
+    for (const [{ delta, out, has }, ids, table] of passes) {
+      let state = 0, lineStart = 0;
+      for (let i = 0; i < data.length; i++) {
+        let b = data[i];
+        if (b === 10) { state = 0; lineStart = i + 1; continue; }
+        if (table) b = table[b];
+        state = delta[state * 256 + b];
+        if (has[state]) {
+          let found = lines.get(lineStart);
+          if (!found) { found = new Set(); lines.set(lineStart, found); }
+          for (const k of out[state]) found.add(ids[k]);
+        }
+      }
+    }
+    const starts = Array.from(lines.keys()).sort((x, y) => x - y);
+    const flat = [];
+    for (const start of starts) {
+      let end = data.indexOf(10, start);
+      if (end < 0) end = data.length;
+      const found = lines.get(start);
+      flat.push(start, end, found.size, ...found);
+    }
+    return Int32Array.from(flat);
+  };
+}
+
 const GLUE = `
 import json
+from pyodide.ffi import to_js
 from kbmatch import Diagnoser, check_rules, to_json, to_markdown
 
-diagnoser = Diagnoser(check_rules(json.loads(rules_text)), site_url=site_url)
+
+class JsScanner:
+    """Candidate lines from the JavaScript Aho-Corasick prefilter (same anchors, same order)."""
+
+    def __init__(self, scan):
+        self.scan = scan
+
+    def candidate_lines(self, data):
+        flat = self.scan(to_js(data)).to_py().tolist()
+        out, i = [], 0
+        while i < len(flat):
+            start, end, count = flat[i], flat[i + 1], flat[i + 2]
+            out.append((start, end, frozenset(flat[i + 3:i + 3 + count])))
+            i += 3 + count
+        return out
+
+
+rules = check_rules(json.loads(rules_text))
+diagnoser = Diagnoser(rules, scanner_factory=(lambda matcher: JsScanner(js_scan)) if js_scan else None, site_url=site_url)
 session = None
 
 def start():
@@ -36,8 +146,10 @@ async function boot(siteUrl) {
   const zip = await (await fetch(here(manifest.matcher))).arrayBuffer();
   pyodide.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/lib" });
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/lib')");
-  pyodide.globals.set("rules_text", await (await fetch(here(manifest.rules))).text());
+  const rulesText = await (await fetch(here(manifest.rules))).text();
+  pyodide.globals.set("rules_text", rulesText);
   pyodide.globals.set("site_url", siteUrl);
+  pyodide.globals.set("js_scan", makeScanner(JSON.parse(rulesText).anchors));
   pyodide.runPython(GLUE);
   return pyodide;
 }
