@@ -126,16 +126,18 @@ def write_results(rows: list[dict], runs: int) -> None:
         "- Figures: medians of the runs listed.",
         "- Build: `mkdocs build --strict` of the real configuration (Material, search plugin, the project's hook"
         " generating every page), synthetic corpora from bench/synth.py (entries shaped like full-depth real ones).",
-        "- Generator share: time spent in the hook (load + validate + render + write), timed inside the build.",
+        "- Generator share: time spent in the project's hook, timed inside the build: load + validate + render"
+        " (pages and open data) + write before MkDocs, and the site assets after it (the log doctor's files,"
+        " Pyodide copy, CSP).",
         "- Peak memory: maximum resident set size of the build process.",
         "",
-        "| entries | pages built | runs (wall s) | median wall s | ms per entry | generator s (load / validate / render / write) | generator share | peak RSS |",
+        "| entries | pages built | runs (wall s) | median wall s | ms per entry | generator s (load / validate / render / write / assets) | generator share | peak RSS |",
         "|---:|---:|---|---:|---:|---|---:|---:|",
     ]
     for row in rows:
         runs_text = ", ".join(f"{r['wall']:.1f}" for r in row["runs"])
         p = row["phases"]
-        phases = " / ".join(f"{p[k]:.2f}" for k in ("load", "validate", "render", "write"))
+        phases = " / ".join(f"{p[k]:.2f}" for k in ("load", "validate", "render", "write", "assets"))
         lines.append(
             f"| {row['n']:,} | {row['pages']:,} | {runs_text} | {row['wall']:.1f} | {1000 * row['wall'] / row['n']:.1f} | "
             f"{row['gen']:.2f} ({phases}) | {100 * row['gen'] / row['wall']:.1f} % | {row['rss']:.0f} MiB |"

@@ -7,11 +7,12 @@ report ``Problem``s and never raise, so one run shows every problem at once.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Iterable, Iterator
 
 from .errors import Problem
-from .literals import MIN_LITERAL, backtracking_risks, prefilter_literals
+from .literals import MIN_LITERAL, backtracking_risks, compile_pattern, prefilter_literals
 from .load import LoadedFile
 from .model import PROSE_FIELDS, Entry
 from .safety import find_unsafe
@@ -138,7 +139,7 @@ class SignaturesWork(Validator):
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         for i, sig in enumerate(_entry(f).signatures):
             try:
-                rx = re.compile(sig.pattern)
+                rx = compile_pattern(sig.pattern)
             except re.error as exc:
                 where = f" at position {exc.pos}" if exc.pos is not None else ""
                 yield f.problem("KB020", f"signature '{sig.id}': pattern does not compile: {exc.msg}{where}",
@@ -163,7 +164,7 @@ class SignaturesLinear(Validator):
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         for i, sig in enumerate(_entry(f).signatures):
             try:
-                re.compile(sig.pattern)
+                compile_pattern(sig.pattern)
             except re.error:
                 continue  # reported by SignaturesWork
             for risk in backtracking_risks(sig.pattern):
@@ -174,23 +175,13 @@ class SignaturesLinear(Validator):
                                 f"characters that every match contains", "signatures", i, "pattern")
 
 
-class NoPlaceholders(Validator):
-    """The template's TODO: values are all filled in."""
-
-    id = "KB060"
-    description = "No TODO: placeholder from `kb new` is left."
-
-    def check(self, f: LoadedFile) -> Iterable[Problem]:
-        for loc, text in _strings(_entry(f).model_dump(), (), skip=set()):
-            if "TODO" in text:
-                yield f.problem(self.id, f"{_dotted(loc)} is still a placeholder: {_short(text, 50)!r}", *loc)
-
-
 class SafeMarkup(Validator):
-    id = "KB040"
-    description = "No raw HTML or script-capable link in any text that is rendered as Markdown or text."
+    """Every string of the entry, walked once: raw HTML (KB040) and template placeholders (KB060)."""
 
-    # fields rendered inside code blocks or as attributes are escaped by the renderer, not checked here
+    id = "KB040"
+    description = "No raw HTML or script-capable link in rendered text (KB040); no TODO: placeholder left (KB060)."
+
+    # fields rendered inside code blocks or as attributes are escaped by the renderer, not checked for HTML
     _CODE_FIELDS = {"pattern", "command", "line", "counter_examples", "url", "source"}
 
     def check(self, f: LoadedFile) -> Iterable[Problem]:
@@ -198,27 +189,37 @@ class SafeMarkup(Validator):
         for loc, text in _strings(data, (), skip=self._CODE_FIELDS):
             for finding in find_unsafe(text):
                 yield f.problem_in_text(self.id, f"{_dotted(loc)} contains {finding.what}", finding.offset, *loc)
+        if "TODO" in f.text:  # the raw file: cheap to rule out, then located value by value
+            for loc, text in _strings(data, (), skip=set()):
+                if "TODO" in text:
+                    yield f.problem("KB060", f"{_dotted(loc)} is still a placeholder: {_short(text, 50)!r}", *loc)
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:['.][a-z0-9]+)*")
 
 
 class NoSharedSentences(Validator):
-    """No run of 12 words appears in the prose of two entries: every section is specific."""
+    """No run of 12 words appears in two entries' explanations: each says something of its own.
+
+    The explanations are the quick answer, the root cause, the mechanism and the symptoms'
+    reasons; step texts and notes may legitimately share an instruction.
+    """
 
     id = "KB050"
     description = "Two entries never share 12 consecutive words of prose (boilerplate)."
     RUN = 12
 
-    @staticmethod
-    def _prose(e: Entry) -> list[tuple[tuple[str | int, ...], str]]:
-        found = [((name,), getattr(e, name)) for name in PROSE_FIELDS if getattr(e, name)]
+    FIELDS = ("summary", "root_cause", "mechanism")
+
+    @classmethod
+    def _prose(cls, e: Entry) -> list[tuple[tuple[str | int, ...], str]]:
+        found = [((name,), getattr(e, name)) for name in cls.FIELDS if getattr(e, name)]
         for i, s in enumerate(e.symptoms):
-            found += [(("symptoms", i, "symptom"), s.symptom), (("symptoms", i, "why"), s.why)]
+            found.append((("symptoms", i, "why"), s.why))
         return found
 
     def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
-        first: dict[tuple[str, ...], str] = {}
+        first: dict[str, str] = {}
         ids: set[str] = set()
         codes: set[int] = set()
         for f in files:
@@ -230,15 +231,21 @@ class NoSharedSentences(Validator):
                 codes.add(e.xid.code)
             reported: set[str] = set()
             for loc, text in self._prose(e):
-                matches = list(_WORD.finditer(text.lower()))
-                words = [m.group(0) for m in matches]
+                words = _WORD.findall(text.lower())
+                if len(words) < self.RUN:
+                    continue
+                joined = " ".join(words)
+                # start of each word in `joined`; a 12-word run is then one slice, hashed in C
+                starts = [0, *itertools.accumulate(len(w) + 1 for w in words)]
+                setdefault = first.setdefault
                 for i in range(len(words) - self.RUN + 1):
-                    run = tuple(words[i:i + self.RUN])
-                    owner = first.setdefault(run, e.id)
+                    run = joined[starts[i]:starts[i + self.RUN] - 1]
+                    owner = setdefault(run, e.id)
                     if owner != e.id and owner not in reported:
                         reported.add(owner)
+                        offset = list(_WORD.finditer(text.lower()))[i].start()
                         yield f.problem_in_text(self.id, f"{_dotted(loc)} repeats 12 words from entry '{owner}': "
-                                                f"'{' '.join(run)}'", matches[i].start(), *loc)
+                                                f"'{run}'", offset, *loc)
 
 
 def _strings(value: object, loc: tuple[str | int, ...], skip: set[str]) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -276,7 +283,6 @@ VALIDATORS: tuple[type[Validator], ...] = (
     SignaturesLinear,
     SafeMarkup,
     NoSharedSentences,
-    NoPlaceholders,
 )
 
 

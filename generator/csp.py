@@ -1,9 +1,10 @@
 """Content-Security-Policy for the built site: this origin only, plus WebAssembly.
 
 The theme puts three small inline scripts in every page; rather than allowing inline
-script in general, the policy lists the SHA-256 of each one. One policy serves the whole
-site: it goes into every page as a <meta> tag (static hosts that cannot set headers still
-enforce it) and into ``_headers`` for hosts that can, so the worker script is covered too.
+script in general, the policy lists the SHA-256 of each one. Each page gets its policy as a
+<meta> tag while MkDocs writes it (static hosts that cannot set headers still enforce it),
+and ``_headers`` carries one policy for hosts that can send headers, so the worker script is
+covered too.
 """
 
 from __future__ import annotations
@@ -30,23 +31,19 @@ def policy(hashes: set[str]) -> str:
             "object-src 'none'; base-uri 'self'; form-action 'self'")
 
 
-def apply(site: Path) -> str:
-    """Insert the policy into every page, write _headers; returns the policy."""
-    pages = sorted(site.rglob("*.html"))
-    texts = {p: p.read_text(encoding="utf-8") for p in pages}
-    hashes: set[str] = set()
-    for text in texts.values():
-        hashes |= inline_script_hashes(text)
+def inject(html: str) -> tuple[str, set[str]]:
+    """The page with its policy as a <meta> tag (listing only its own inline scripts), and those hashes."""
+    hashes = inline_script_hashes(html)
+    meta = f'{META_MARK} content="{policy(hashes)}">'
+    if META_MARK in html:
+        return re.sub(re.escape(META_MARK) + r'[^>]*>', meta, html, count=1), hashes
+    return html.replace("<head>", "<head>\n    " + meta, 1), hashes
+
+
+def write_headers(site: Path, hashes: set[str]) -> str:
+    """_headers for hosts that can send headers: one policy covering every page's inline scripts."""
     csp = policy(hashes)
-    meta = f'{META_MARK} content="{csp}">'
-    for path, text in texts.items():
-        if META_MARK in text:
-            text = re.sub(re.escape(META_MARK) + r'[^>]*>', meta, text, count=1)
-        else:
-            text = text.replace("<head>", "<head>\n    " + meta, 1)
-        path.write_text(text, encoding="utf-8")
     # frame-ancestors only works as a header (browsers ignore it in <meta>)
     (site / "_headers").write_text(f"/*\n  Content-Security-Policy: {csp}; frame-ancestors 'self'\n"
-                                   "  X-Content-Type-Options: nosniff\n",
-                                   encoding="utf-8")
+                                   "  X-Content-Type-Options: nosniff\n", encoding="utf-8")
     return csp

@@ -91,7 +91,8 @@ def entries_json(corpus: Corpus) -> dict:
 
 def files(corpus: Corpus) -> dict[str, str]:
     """Every data file: name -> text."""
-    dump = lambda doc: json.dumps(doc, indent=1, ensure_ascii=False) + "\n"  # noqa: E731
+    # compact: the C encoder only runs without indent, and these files are for programs
+    dump = lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"  # noqa: E731
     return {
         "xid.json": dump(xid_json(corpus)),
         "xid.csv": xid_csv(corpus),

@@ -14,14 +14,23 @@ pattern exactly as ``re`` will run it.
 
 from __future__ import annotations
 
+import functools
 import re
 from re import _constants as C  # type: ignore[attr-defined]
+from re import _compiler  # type: ignore[attr-defined]
 from re import _parser as P  # type: ignore[attr-defined]
 
 UNBOUNDED = C.MAXREPEAT
 
 
+def compile_pattern(pattern: str) -> re.Pattern:
+    """``re.compile`` from the cached parse tree, so a pattern is parsed once per build."""
+    return _compiler.compile(parse(pattern))
+
+
+@functools.lru_cache(maxsize=8192)
 def parse(pattern: str) -> P.SubPattern:
+    """The parse tree of ``pattern`` (cached: validation and rule export both walk it; never mutated)."""
     return P.parse(pattern)
 
 
@@ -71,15 +80,21 @@ def _scan(items: list) -> tuple[list[str], list[list[str]]]:
     return runs, branches
 
 
+@functools.lru_cache(maxsize=8192)
+def _required_runs(pattern: str) -> tuple[tuple[str, ...], bool]:
+    tree = parse(pattern)
+    ignore_case = bool(tree.state.flags & re.IGNORECASE)
+    runs = _scan(list(tree))[0]
+    return tuple(r.lower() for r in runs) if ignore_case else tuple(runs), ignore_case
+
+
 def required_runs(pattern: str) -> tuple[list[str], bool]:
     """Literal runs every match contains, and whether the pattern ignores case.
 
     With ignore-case the runs are returned lower-cased.
     """
-    tree = parse(pattern)
-    ignore_case = bool(tree.state.flags & re.IGNORECASE)
-    runs = _scan(list(tree))[0]
-    return ([r.lower() for r in runs] if ignore_case else runs), ignore_case
+    runs, ignore_case = _required_runs(pattern)
+    return list(runs), ignore_case
 
 
 _WILDCARD_IN = {C.CATEGORY, C.NEGATE}
@@ -190,6 +205,12 @@ def _prefilter(items: list) -> list[str]:
 
 
 def prefilter_literals(pattern: str) -> tuple[list[str], bool]:
+    lits, ignore_case = _prefilter_literals(pattern)
+    return list(lits), ignore_case
+
+
+@functools.lru_cache(maxsize=8192)
+def _prefilter_literals(pattern: str) -> tuple[tuple[str, ...], bool]:
     """Literals of which every match contains at least one, and the ignore-case flag.
 
     A single long required run when the pattern has one; otherwise the alternatives of a
@@ -200,6 +221,4 @@ def prefilter_literals(pattern: str) -> tuple[list[str], bool]:
     tree = parse(pattern)
     ignore_case = bool(tree.state.flags & re.IGNORECASE)
     lits = _prefilter(list(tree))
-    if ignore_case:
-        lits = [x.lower() for x in lits]
-    return lits, ignore_case
+    return tuple(x.lower() for x in lits) if ignore_case else tuple(lits), ignore_case

@@ -47,6 +47,7 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
         corpus = corpus_from_files(root, files)
         _state["corpus"] = corpus
         generated = pages(corpus, repo_root)
+        _state["rules_text"] = generated.get("data/rules.json")
         phases["render"] = lap()
         write_pages(generated, Path(config.docs_dir))
         phases["write"] = lap()
@@ -56,9 +57,7 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
         raise Abort(f"the corpus has {exc}; fix them and build again") from None
     except KbError as exc:
         raise Abort(str(exc)) from None
-    timing_file = os.environ.get("KB_HOOK_TIMING")
-    if timing_file:  # the build benchmark reads the generator's own share from here
-        Path(timing_file).write_text(json.dumps({"seconds": clock[-1] - clock[0], "phases": phases}))
+    _state["timing"] = {"seconds": clock[-1] - clock[0], "phases": phases}
 
 
 # Dormant code paths in the theme's bundle that would fetch from a CDN or the GitHub API
@@ -71,10 +70,20 @@ _THIRD_PARTY_FETCHES = (
 )
 
 
+def on_post_page(output: str, page, config) -> str:  # noqa: ANN001
+    """Add the Content-Security-Policy to each page as MkDocs writes it."""
+    start = time.perf_counter()
+    html, hashes = csp.inject(output)
+    _state.setdefault("script_hashes", set()).update(hashes)
+    _state["csp_seconds"] = _state.get("csp_seconds", 0.0) + time.perf_counter() - start
+    return html
+
+
 def on_post_build(config, **kwargs) -> None:  # noqa: ANN001
     site = Path(config.site_dir)
+    start = time.perf_counter()
     try:
-        write_doctor(_state["corpus"], REPO_ROOT, site)
+        write_doctor(_state["corpus"], REPO_ROOT, site, _state.get("rules_text"))
     except KbError as exc:
         raise Abort(str(exc)) from None
     for path in (site / "assets" / "javascripts").glob("*.js"):
@@ -88,4 +97,16 @@ def on_post_build(config, **kwargs) -> None:  # noqa: ANN001
         source_map.unlink()
     # Search language packs for languages other than English (the site's only language).
     shutil.rmtree(site / "assets" / "javascripts" / "lunr", ignore_errors=True)
-    csp.apply(site)
+    # pages MkDocs writes outside on_post_page (404.html) get the policy here
+    for extra in (site / "404.html",):
+        if extra.exists():
+            html, hashes = csp.inject(extra.read_text(encoding="utf-8"))
+            extra.write_text(html, encoding="utf-8")
+            _state.setdefault("script_hashes", set()).update(hashes)
+    csp.write_headers(site, _state.get("script_hashes", set()))
+    timing_file = os.environ.get("KB_HOOK_TIMING")
+    if timing_file and "timing" in _state:  # the build benchmark reads the generator's own share from here
+        timing = _state["timing"]
+        timing["phases"]["assets"] = time.perf_counter() - start + _state.pop("csp_seconds", 0.0)
+        timing["seconds"] += timing["phases"]["assets"]
+        Path(timing_file).write_text(json.dumps(timing))

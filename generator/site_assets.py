@@ -62,8 +62,11 @@ def _short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
 
 
-def write_doctor(corpus: Corpus, repo_root: Path, site: Path) -> dict:
-    """Write everything the log doctor loads; returns the manifest."""
+def write_doctor(corpus: Corpus, repo_root: Path, site: Path, rules_text: str | None = None) -> dict:
+    """Write everything the log doctor loads; returns the manifest.
+
+    ``rules_text`` is the rules.json already generated for /data/ in this build, if any.
+    """
     copy_pyodide(repo_root, site)
     doctor = site / "assets" / "doctor"
     doctor.mkdir(parents=True, exist_ok=True)
@@ -72,9 +75,11 @@ def write_doctor(corpus: Corpus, repo_root: Path, site: Path) -> dict:
     zipped = matcher_zip()
     zip_name = f"kbmatch.{_short_hash(zipped)}.zip"
     (doctor / zip_name).write_bytes(zipped)
-    rules_text = (json.dumps(compile_rules(corpus), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    rules_name = f"rules.{_short_hash(rules_text)}.json"
-    (doctor / rules_name).write_bytes(rules_text)
+    if rules_text is None:
+        rules_text = json.dumps(compile_rules(corpus), ensure_ascii=False, separators=(",", ":")) + "\n"
+    rules_bytes = rules_text.encode()
+    rules_name = f"rules.{_short_hash(rules_bytes)}.json"
+    (doctor / rules_name).write_bytes(rules_bytes)
     manifest = {"pyodide": "../pyodide/", "matcher": zip_name, "rules": rules_name}
     (doctor / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     write_samples(corpus, repo_root, doctor)

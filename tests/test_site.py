@@ -167,3 +167,19 @@ def test_relations_are_linked_both_ways_on_the_built_pages(built_site: Path) -> 
             assert f'href="../{e.id}/"' in section(other, "See also") or e.id in by_id[other].related
             checked += 1
     assert checked > 20
+
+
+def test_every_page_carries_a_policy_that_allows_only_its_own_inline_scripts(built_site: Path) -> None:
+    from generator.csp import META_MARK, inline_script_hashes
+
+    pages = list(built_site.rglob("*.html"))
+    assert len(pages) > 200
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        meta = html.split(META_MARK, 1)[1].split(">", 1)[0] if META_MARK in html else ""
+        assert "script-src 'self' 'wasm-unsafe-eval'" in meta, page
+        assert "'unsafe-inline'" not in meta and "'unsafe-eval'" not in meta
+        for digest in inline_script_hashes(html):
+            assert digest in meta, (page, digest)
+    headers = (built_site / "_headers").read_text(encoding="utf-8")
+    assert "Content-Security-Policy: default-src 'self'" in headers
