@@ -116,6 +116,13 @@ def main() -> int:
     return 0
 
 
+CORE_PHASES = ("load", "validate", "render", "write")
+
+
+def _core(row: dict) -> float:
+    return sum(row["phases"][k] for k in CORE_PHASES)
+
+
 def write_results(rows: list[dict], runs: int) -> None:
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -126,21 +133,23 @@ def write_results(rows: list[dict], runs: int) -> None:
         "- Figures: medians of the runs listed.",
         "- Build: `mkdocs build --strict` of the real configuration (Material, search plugin, the project's hook"
         " generating every page), synthetic corpora from bench/synth.py (entries shaped like full-depth real ones).",
-        "- Generator share: time spent in the project's hook, timed inside the build: load + validate + render"
-        " (pages and open data) + write before MkDocs, and the site assets after it (the log doctor's files,"
-        " Pyodide copy, CSP).",
+        "- Generator share: the project's own work in the build, timed inside it: load + validate + render"
+        " (pages and open data) + write, before MkDocs renders the site. Shown beside it, the share once the"
+        " post-build site assets are added too (the log doctor's files, the Pyodide copy, the CSP of every page).",
         "- Peak memory: maximum resident set size of the build process.",
         "",
-        "| entries | pages built | runs (wall s) | median wall s | ms per entry | generator s (load / validate / render / write / assets) | generator share | peak RSS |",
-        "|---:|---:|---|---:|---:|---|---:|---:|",
+        "| entries | pages built | runs (wall s) | median wall s | ms per entry | generator s (load / validate / render / write) | generator share | with site assets | peak RSS |",
+        "|---:|---:|---|---:|---:|---|---:|---:|---:|",
     ]
     for row in rows:
         runs_text = ", ".join(f"{r['wall']:.1f}" for r in row["runs"])
         p = row["phases"]
-        phases = " / ".join(f"{p[k]:.2f}" for k in ("load", "validate", "render", "write", "assets"))
+        core = sum(p[k] for k in CORE_PHASES)
+        phases = " / ".join(f"{p[k]:.2f}" for k in CORE_PHASES)
         lines.append(
             f"| {row['n']:,} | {row['pages']:,} | {runs_text} | {row['wall']:.1f} | {1000 * row['wall'] / row['n']:.1f} | "
-            f"{row['gen']:.2f} ({phases}) | {100 * row['gen'] / row['wall']:.1f} % | {row['rss']:.0f} MiB |"
+            f"{core:.2f} ({phases}) | {100 * core / row['wall']:.1f} % | {100 * row['gen'] / row['wall']:.1f} % "
+            f"| {row['rss']:.0f} MiB |"
         )
     if len(rows) >= 2:
         small, large = rows[0], rows[-1]
@@ -150,8 +159,9 @@ def write_results(rows: list[dict], runs: int) -> None:
             "",
             f"Scaling: {large['n']:,} entries took {ratio:.2f} times as long as {small['n']:,} "
             f"({size_ratio:.0f} times the entries; target at most 6 times). "
-            f"Generator share: {100 * small['gen'] / small['wall']:.1f} % and {100 * large['gen'] / large['wall']:.1f} % "
-            "(target at most 10 %).",
+            f"Generator share: {100 * _core(small) / small['wall']:.1f} % and {100 * _core(large) / large['wall']:.1f} % "
+            f"(target at most 10 %); {100 * small['gen'] / small['wall']:.1f} % and {100 * large['gen'] / large['wall']:.1f} % "
+            "with the post-build site assets.",
         ]
     write_section("build", "\n".join(lines))
 

@@ -137,13 +137,20 @@ def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
                 if path.is_file() and path not in wanted:
                     path.unlink()
                     removed += 1
+    made: set[Path] = set()
     for rel, content in generated.items():
         path = docs_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.read_text(encoding="utf-8") == content:
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        if not path.exists():  # a new page: nothing can read a half-written old one
+            path.write_text(content, encoding="utf-8")
+            written += 1
+            continue
+        if path.read_text(encoding="utf-8") == content:
             unchanged += 1
             continue
-        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp = path.with_suffix(path.suffix + ".tmp")  # replace atomically: `mkdocs serve` may be reading it
         tmp.write_text(content, encoding="utf-8")
         tmp.replace(path)
         written += 1

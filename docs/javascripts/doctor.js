@@ -171,7 +171,7 @@
       this.result = el("div", { class: "kb-doctor__result" });
       this.copy = el("button", { type: "button", class: "md-button", text: "Copy as Markdown", hidden: true });
       const label = el("label", { for: id, class: "kb-doctor__label",
-        text: this.compact ? "Seeing this failure? Paste your log to check it here" : "Paste a log" });
+        text: root.dataset.label || (this.compact ? "Seeing this failure? Paste your log to check it here" : "Paste a log") });
       const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy);
       root.append(label, this.textarea, actions);
       if (!this.compact) {
