@@ -25,13 +25,18 @@ XID_CSV_COLUMNS = ("code", "id", "name", "mnemonic", "severity", "owner", "origi
                    "operators_disagreeing", "meaning", "path")
 
 
-def meaning(entry: Entry) -> str:
-    """The entry's quick answer, first sentence only (a one-line meaning)."""
-    flat = " ".join(entry.summary.split())
+def first_sentence(text: str) -> str:
+    """The first sentence of some prose, on one line."""
+    flat = " ".join(text.split())
     for stop in (". ", "! ", "? "):
         if stop in flat:
             return flat.split(stop, 1)[0] + stop.strip()
     return flat
+
+
+def meaning(entry: Entry) -> str:
+    """The entry's quick answer, first sentence only (a one-line meaning)."""
+    return first_sentence(entry.summary)
 
 
 def xid_rows(corpus: Corpus) -> list[dict]:

@@ -21,8 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from .load import _first_model
-from .model import PROSE_FIELDS, Entry
+from .model import PROSE_FIELDS, Entry, nested_model
 
 FLOW_LISTS = {"tags", "affects", "related", "causes", "caused_by", "applies_to", "legacy_causes", "origin"}
 BLOCK_TEXT = set(PROSE_FIELDS)  # always literal blocks; other text only when it spans lines
@@ -51,7 +50,7 @@ def _reorder(node: object, model: type[BaseModel] | None) -> object:
         keys = [k for k in fields if k in node] + [k for k in node if k not in fields]
         for key in keys:
             info = model.model_fields.get(key)
-            ordered[key] = _reorder(node[key], _first_model(info.annotation) if info else None)
+            ordered[key] = _reorder(node[key], nested_model(info.annotation) if info else None)
             if key in node.ca.items:
                 ordered.ca.items[key] = node.ca.items[key]
             _style(ordered, key)

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import CODES, InputError, Problem, display_path
-from .model import Entry
+from .model import Entry, nested_model
 from .safety import offset_to_line_col
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -198,14 +198,13 @@ def load_corpus_files(root: Path) -> tuple[list[LoadedFile], list[Problem]]:
 # --- positions --------------------------------------------------------------------------
 
 
-def position(node: yaml.Node | None, loc: Iterable[str | int], want_key: bool = False) -> tuple[int, int]:
-    """Walk ``loc`` through the node tree; return the 1-based position of what it reaches.
+def _walk(node: yaml.Node | None, loc: Iterable[str | int]) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """Follow ``loc`` through the node tree; returns (key node, value node) of what it reaches.
 
     Parts of ``loc`` that the tree does not contain (a missing field, a pydantic union tag)
-    are skipped, so the position falls back to the nearest enclosing node.
+    are skipped, so the walk stops at the nearest enclosing node. A duplicated key resolves
+    to its last occurrence, as in the constructed data.
     """
-    if node is None:
-        return 1, 1
     current = node
     key_node: yaml.Node | None = None
     for part in loc:
@@ -213,28 +212,25 @@ def position(node: yaml.Node | None, loc: Iterable[str | int], want_key: bool = 
             found = None
             for k, v in current.value:
                 if isinstance(k, yaml.ScalarNode) and k.value == part:
-                    found = (k, v)  # the last duplicate wins, as in the constructed data
-            if found is None:
-                continue
-            key_node, current = found
-        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):
-            if 0 <= part < len(current.value):
-                key_node, current = None, current.value[part]
-        # anything else: skip this part
+                    found = (k, v)
+            if found is not None:
+                key_node, current = found
+        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(current.value):
+            key_node, current = None, current.value[part]
+    return key_node, current
+
+
+def position(node: yaml.Node | None, loc: Iterable[str | int], want_key: bool = False) -> tuple[int, int]:
+    """The 1-based position of the value (or its key) at ``loc``, or of the nearest enclosing node."""
+    if node is None:
+        return 1, 1
+    key_node, current = _walk(node, loc)
     target = key_node if (want_key and key_node is not None) else current
     return target.start_mark.line + 1, target.start_mark.column + 1
 
 
 def _node_at(node: yaml.Node | None, loc: Iterable[str | int]) -> yaml.Node | None:
-    current = node
-    for part in loc:
-        if isinstance(current, yaml.MappingNode) and isinstance(part, str):
-            for k, v in current.value:
-                if isinstance(k, yaml.ScalarNode) and k.value == part:
-                    current = v
-        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(current.value):
-            current = current.value[part]
-    return current
+    return _walk(node, loc)[1]
 
 
 def _duplicate_keys(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
@@ -311,18 +307,8 @@ def _model_fields_at(loc: tuple[str | int, ...]) -> list[str]:
         info = model.model_fields.get(part)
         if info is None:
             break
-        model = _first_model(info.annotation)
+        model = nested_model(info.annotation)
     return list(model.model_fields) if model else []
-
-
-def _first_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _first_model(arg)
-        if found:
-            return found
-    return None
 
 
 def _validation_problems(exc: ValidationError, loaded: LoadedFile) -> list[Problem]:

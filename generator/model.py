@@ -295,19 +295,22 @@ def field_paths(model: type[BaseModel] = Entry, prefix: str = "") -> list[str]:
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
         paths.append(path)
-        for sub in _nested_models(info.annotation):
+        sub = nested_model(info.annotation)
+        if sub is not None:
             list_suffix = "[]" if _is_list(info.annotation) else ""
             paths.extend(field_paths(sub, f"{path}{list_suffix}."))
     return paths
 
 
-def _nested_models(annotation: object) -> list[type[BaseModel]]:
-    found: list[type[BaseModel]] = []
+def nested_model(annotation: object) -> type[BaseModel] | None:
+    """The model a field holds (directly, in a list or as an optional value), if any."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
+        return annotation
     for arg in getattr(annotation, "__args__", ()) or ():
-        found.extend(_nested_models(arg))
-    return found
+        found = nested_model(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _is_list(annotation: object) -> bool:
@@ -332,4 +335,5 @@ __all__ = [
     "XidInfo",
     "entry_json_schema",
     "field_paths",
+    "nested_model",
 ]

@@ -47,17 +47,8 @@ def environment() -> Environment:
     env.filters["fence"] = fence
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["indent4"] = lambda s: "\n".join(("    " + line) if line.strip() else "" for line in s.splitlines())
-    env.filters["first_sentence"] = _first_sentence
+    env.filters["first_sentence"] = lambda text: datasets.first_sentence(text)[:300]  # page description
     return env
-
-
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    for stop in (". ", "! ", "? "):
-        if stop in flat:
-            flat = flat.split(stop, 1)[0] + stop.strip()
-            break
-    return flat[:300]
 
 
 def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:

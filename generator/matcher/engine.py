@@ -7,7 +7,7 @@ from typing import BinaryIO, Callable
 
 from .match import Matcher
 from .rank import Ranker
-from .read import ChunkReader, InputStats, chunks
+from .read import CHUNK_BYTES, ChunkReader, InputStats
 from .report import build
 from .scan import Scanner
 
@@ -24,16 +24,13 @@ class Diagnoser:
         self.site_url = site_url
 
     def diagnose(self, stream: BinaryIO, progress: Callable[[int], None] | None = None) -> dict:
-        stats = InputStats()
-
-        def reporting():
-            for chunk in chunks(stream, stats):
-                yield chunk
-                if progress:
-                    progress(stats.bytes)
-
-        hits = list(self.matcher.hits(reporting()))
-        return build(self.ranker.rank(hits), stats, self.site_url)
+        """Diagnose a whole stream: the same session the browser feeds piece by piece."""
+        session = self.session()
+        while block := stream.read(CHUNK_BYTES):
+            seen = session.feed(block)
+            if progress:
+                progress(seen)
+        return session.finish()
 
     def session(self) -> "Session":
         """An incremental diagnosis: feed() bytes as they arrive, then finish()."""
