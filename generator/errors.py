@@ -14,6 +14,8 @@ followed by an indented one-line hint, the format editors and CI annotate from.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +95,10 @@ def plural(count: int, noun: str) -> str:
 
 def display_path(path: Path) -> str:
     """A path as users should see it: relative to the working directory when below it."""
+    cwd = os.getcwd()
+    absolute = os.path.abspath(path)  # no symlink walk: this runs for every entry file
+    if absolute.startswith(cwd + os.sep):
+        return absolute[len(cwd) + 1:]
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:

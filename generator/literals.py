@@ -23,8 +23,9 @@ from re import _parser as P  # type: ignore[attr-defined]
 UNBOUNDED = C.MAXREPEAT
 
 
+@functools.lru_cache(maxsize=8192)
 def compile_pattern(pattern: str) -> re.Pattern:
-    """``re.compile`` from the cached parse tree, so a pattern is parsed once per build."""
+    """``re.compile`` from the cached parse tree; cached, so a pattern is compiled once per build."""
     return _compiler.compile(parse(pattern))
 
 
@@ -81,10 +82,15 @@ def _scan(items: list) -> tuple[list[str], list[list[str]]]:
 
 
 @functools.lru_cache(maxsize=8192)
-def _required_runs(pattern: str) -> tuple[tuple[str, ...], bool]:
+def _scan_pattern(pattern: str) -> tuple[list[str], list[list[str]], bool]:
+    """``_scan`` of the whole pattern and its ignore-case flag (cached; never mutated)."""
     tree = parse(pattern)
-    ignore_case = bool(tree.state.flags & re.IGNORECASE)
-    runs = _scan(list(tree))[0]
+    return *_scan(list(tree)), bool(tree.state.flags & re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def _required_runs(pattern: str) -> tuple[tuple[str, ...], bool]:
+    runs, _branches, ignore_case = _scan_pattern(pattern)
     return tuple(r.lower() for r in runs) if ignore_case else tuple(runs), ignore_case
 
 
@@ -163,6 +169,7 @@ COMMON_WORDS = {
 }
 
 
+@functools.lru_cache(maxsize=16384)
 def rarity(run: str) -> float:
     """How unlikely a literal is to appear in a healthy log: longer is rarer, and a lone
     lower-case word ('process', 'exitcode') is far more common than text with capitals,
@@ -193,7 +200,11 @@ def _alternatives_literals(alternatives: list) -> list[str] | None:
 
 
 def _prefilter(items: list) -> list[str]:
-    runs, branches = _scan(items)
+    return _choose(*_scan(items))
+
+
+def _choose(runs: list[str], branches: list[list[str]]) -> list[str]:
+    """The prefilter literals from a scan: the rarest long run, else a usable alternation."""
     long_runs = [r for r in runs if len(r.strip()) >= MIN_LITERAL]
     if long_runs:
         return [max(long_runs, key=rarity)]
@@ -218,7 +229,6 @@ def _prefilter_literals(pattern: str) -> tuple[tuple[str, ...], bool]:
     the pattern ignores case. An empty or short result means the pattern cannot be
     prefiltered (validation refuses such patterns).
     """
-    tree = parse(pattern)
-    ignore_case = bool(tree.state.flags & re.IGNORECASE)
-    lits = _prefilter(list(tree))
+    runs, branches, ignore_case = _scan_pattern(pattern)
+    lits = _choose(runs, branches)
     return tuple(x.lower() for x in lits) if ignore_case else tuple(lits), ignore_case

@@ -27,14 +27,81 @@ from .safety import offset_to_line_col
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
 class EntryLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe loader that keeps dates as text: `2024-01-01` must not become a date object."""
+
+    # implicit resolvers by first character, the wildcard ones appended (the base class
+    # concatenates the two lists for every scalar the C composer reports)
+    _by_first: dict[str, list] = {}
+
+    def resolve(self, kind, value, implicit):  # noqa: ANN001, ANN201 - PyYAML's resolver signature
+        """The base resolver's answer, faster: no path resolvers, lists merged once."""
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self._by_first.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
 EntryLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
+EntryLoader._by_first = {
+    first: resolvers + EntryLoader.yaml_implicit_resolvers.get(None, [])
+    for first, resolvers in EntryLoader.yaml_implicit_resolvers.items() if first is not None
+}
+assert not EntryLoader.yaml_path_resolvers, "EntryLoader.resolve assumes no path resolvers"
+
+
+class _Unusual(Exception):
+    """The node tree uses YAML that only the full constructor handles (alias, merge key, tag)."""
+
+
+def construct(loader: EntryLoader, root: yaml.Node) -> Any:
+    """Plain data from a composed node tree, in one direct pass.
+
+    Entries are maps, lists and strings; building those directly skips most of PyYAML's
+    per-node machinery. Anything else (an alias used twice, a merge key, an explicit tag,
+    an unhashable key) goes to PyYAML's own constructor, so the result and the errors are
+    exactly the safe loader's.
+    """
+    containers: set[int] = set()
+    scalar, sequence, mapping = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+
+    def build(node: yaml.Node) -> Any:
+        tag = node.tag
+        kind = node.__class__
+        if kind is scalar:
+            if tag == _STR:
+                return node.value
+            if tag.startswith("tag:yaml.org,2002:") and tag != "tag:yaml.org,2002:merge":
+                return loader.construct_object(node)  # int, float, bool, null, binary...
+            raise _Unusual
+        if id(node) in containers:
+            raise _Unusual  # an alias: the full constructor shares it (and handles recursion)
+        containers.add(id(node))
+        if kind is sequence and tag == _SEQ:
+            return [build(item) for item in node.value]
+        if kind is mapping and tag == _MAP:
+            out = {}
+            for key_node, value_node in node.value:
+                key = build(key_node)
+                if key.__class__ is not str:
+                    raise _Unusual
+                out[key] = build(value_node)
+            return out
+        raise _Unusual
+
+    try:
+        return build(root)
+    except _Unusual:
+        return loader.construct_document(root)
 
 MAX_ENTRY_BYTES = 1_000_000
 
@@ -156,7 +223,7 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
                                 "start from the template: kb new ID --category C"))
         return loaded, problems
     try:
-        data = loader.construct_document(node)
+        data = construct(loader, node)
     except yaml.YAMLError as exc:  # constructor errors, e.g. an unhashable key
         mark = getattr(exc, "problem_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)

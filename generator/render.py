@@ -8,6 +8,7 @@ serve`` reloads just what an edit touched.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -111,6 +112,10 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
 
 
 def _relative(path: Path, root: Path) -> str:
+    base = os.path.abspath(root) + os.sep
+    absolute = os.path.abspath(path)
+    if absolute.startswith(base):  # the usual case, without resolving symlinks for every page
+        return absolute[len(base):].replace(os.sep, "/")
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
