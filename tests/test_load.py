@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import yaml
+
+from generator import load
 from generator.load import load_file
+
+ROOT = Path(__file__).resolve().parents[1]
 
 BASE = Path(__file__).parent / "golden" / "validate" / "clean" / "entries" / "cuda" / "demo-failure.yaml"
 
@@ -63,3 +69,59 @@ def test_boolean_looking_value_in_text_field_is_a_type_error(tmp_path: Path) -> 
     _, problems = load_file(_write(tmp_path, text))
     assert [(p.code, p.line) for p in problems] == [("KB004", 5)]
     assert "the boolean false" in problems[0].message
+
+
+# --- the direct constructor gives exactly what PyYAML's safe constructor gives ------------------
+
+_YAML_SHAPES = [
+    "a: 1\nb: [x, 2.5, null, true, ~, '', 2024-01-01, 0x1f, 1_000]\nc: !!binary aGVsbG8=\n",
+    "x: &a [1, {k: v}]\ny: *a\n",
+    "base: &r {b: 1}\nchild:\n  <<: *r\n  c: 2\n",
+    "1: integer key\nnull: null key\n",
+    "text: |\n  two\n  lines\nfolded: >\n  one\n  line\n",
+    "empty:\nlist: []\nmap: {}\n",
+]
+
+
+@pytest.mark.parametrize("text", _YAML_SHAPES)
+def test_direct_construction_equals_the_safe_constructor(text: str) -> None:
+    loader = load.EntryLoader(text)
+    node = loader.get_single_node()
+    fast = load.construct(loader, node)
+    loader.dispose()
+    assert fast == yaml.load(text, Loader=load.EntryLoader)
+
+
+@pytest.mark.parametrize("text", ["? [a]\n: 1\n", "a: !foo 1\n", "a: &x [*x]\n"])
+def test_unusual_yaml_falls_back_to_the_safe_constructor(text: str) -> None:
+    loader = load.EntryLoader(text)
+    node = loader.get_single_node()
+    try:
+        expected = yaml.load(text, Loader=load.EntryLoader)
+    except yaml.YAMLError as exc:
+        with pytest.raises(type(exc)):
+            load.construct(loader, node)
+    else:  # a recursive alias: PyYAML builds the self-containing list, so must we
+        got = load.construct(loader, node)
+        assert got["a"][0] is got["a"] and expected["a"][0] is expected["a"]
+
+
+class _Reference(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader with dates kept as text: the behaviour to equal."""
+
+
+_Reference.yaml_implicit_resolvers = load.EntryLoader.yaml_implicit_resolvers
+
+
+@pytest.mark.parametrize("text", _YAML_SHAPES)
+def test_resolver_and_constructor_equal_the_pure_python_loader(text: str) -> None:
+    assert yaml.load(text, Loader=load.EntryLoader) == yaml.load(text, Loader=_Reference)
+
+
+def test_direct_construction_of_the_whole_corpus() -> None:
+    for path in sorted((ROOT / "kb" / "entries").rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        loader = load.EntryLoader(text)
+        node = loader.get_single_node()
+        assert load.construct(loader, node) == yaml.load(text, Loader=_Reference), path
+        loader.dispose()
