@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT, run_kb
 
@@ -101,3 +102,13 @@ def test_eval_on_the_project_fixtures() -> None:
     assert "false positives on healthy logs: 0/" in result.out
     named, labelled = map(int, result.out.split("named right: ")[1].split()[0].split("/"))
     assert labelled >= 20 and named / labelled >= 0.9, result.out
+
+
+def test_project_fixtures_cover_every_category_of_the_corpus() -> None:
+    labels = yaml.safe_load((ROOT / "tests" / "fixtures" / "logs" / "labels.yaml").read_text(encoding="utf-8"))
+    category = {path.stem: path.parent.name for path in (ROOT / "kb" / "entries").rglob("*.yaml")}
+    covered = {category[case["expected"]] for case in labels if case["expected"] != "none"}
+    assert covered == set(category.values()), f"no real-log fixture expects an entry of {sorted(set(category.values()) - covered)}"
+    assert len(labels) >= 40
+    sources = [case["source"] for case in labels]
+    assert all(s.startswith("https://") for s in sources)

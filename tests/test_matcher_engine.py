@@ -40,6 +40,7 @@ def rules() -> dict:
                causes=["nccl-watchdog-timeout"]),
         _entry("nccl-watchdog-timeout", "nccl", "high", r"Watchdog caught collective operation timeout",
                "[Rank 1] Watchdog caught collective operation timeout"),
+        _entry("remap-pending", "hardware", "medium", r"^\s*Pending\s*: Yes\b", "        Pending        : Yes"),
         _entry("benign-note", "numerics", "info", r"OVERFLOW! Rank \d+ Skipping step", "OVERFLOW! Rank 0 Skipping step"),
     ]
     return compile_rules(Corpus(root=ROOT, entries=entries))
@@ -155,3 +156,11 @@ def test_every_format_renders_a_report_without_failures(rules: dict, text: str) 
     report = _diagnose(rules, text) if text else Diagnoser(rules).diagnose(io.BytesIO(b""))
     assert "No known failure found" in to_text(report) and "No known failure found" in to_markdown(report)
     assert json.loads(to_json(report))["verdict"] == "no known failure found"
+
+
+def test_a_finding_inside_an_nvidia_smi_report_names_the_gpu_above_it(rules: dict) -> None:
+    report = "GPU 00000000:07:00.0\n    Remapped Rows\n        Pending : No\n" \
+             "GPU 00000000:10:1C.0\n    Product Name : A100\n" + "    Filler : x\n" * 300 + \
+             "    Remapped Rows\n        Pending : Yes\n"
+    found = _diagnose(rules, report)["findings"]
+    assert [(f["id"], f["where"]["pci"]) for f in found] == [("remap-pending", "0000:10:1c")]

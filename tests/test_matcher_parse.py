@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.matcher.parse import parse_context, parse_sxid, parse_time, parse_xid
+from generator.matcher.parse import parse_context, parse_smi_gpu, parse_sxid, parse_time, parse_xid
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,11 @@ def test_sxid() -> None:
     assert e and (e.switch, e.code, e.fatal) == (2, 12028, False)
     e = parse_sxid("nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 20034, Fatal, Link 30 LTSSM Fault Up")
     assert e and e.fatal is True
+
+
+def test_nvidia_smi_report_names_its_gpu() -> None:
+    report = ("Attached GPUs : 2\nGPU 00000000:07:00.0\n    Product Name : A100\n"
+              "GPU 00000002:10:1C.0\n    Remapped Rows\n        Pending : Yes\n")
+    assert parse_smi_gpu(report) == "0002:10:1c"  # the last header above the field
+    assert parse_smi_gpu("    Pending : Yes\n") is None
+    assert parse_smi_gpu("GPU 00000000:07:00.0 has something to say\n") is None  # not a header line

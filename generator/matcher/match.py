@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .parse import Context, parse_context, parse_fallen_gpu, parse_pci, parse_sxid, parse_xid
+from .parse import SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_pci, parse_smi_gpu, parse_sxid, parse_xid
 from .read import MAX_LINE_BYTES, Chunk
 from .scan import LiteralScanner, Scanner
 
@@ -84,6 +84,12 @@ class Matcher:
                     for h in found:
                         if gpu and "pci" not in h.fields:
                             h.fields["pci"] = h.context.pci = gpu
+                elif found and text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
+                    # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
+                    gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
+                    for h in found:
+                        if gpu:
+                            h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
                 yield from found
 
     def match_line(self, text: str, line: int, wanted: frozenset[int] | None = None) -> list[Hit]:

@@ -180,6 +180,20 @@ def parse_fallen_gpu(line: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+# `nvidia-smi -q` names each GPU on a line of its own ("GPU 00000000:10:1C.0") above its
+# indented report; a finding inside that report belongs to the last GPU named before it
+_SMI_GPU = re.compile(r"(?m)^GPU [0-9A-Fa-f]{4}([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})\.[0-7]\s*$")
+SMI_LOOKBACK = 32768  # bytes searched above a hit; a full `nvidia-smi -q` GPU report is about 10 KiB
+
+
+def parse_smi_gpu(text: str) -> str | None:
+    """The GPU whose `nvidia-smi -q` report ``text`` ends inside (the last GPU header in it)."""
+    found = None
+    for found in _SMI_GPU.finditer(text):
+        pass
+    return found.group(1).lower() if found else None
+
+
 def parse_pci(line: str) -> str | None:
     m = _PCI.search(line)
     return m.group(1).lower() if m else None
