@@ -164,3 +164,11 @@ def test_a_finding_inside_an_nvidia_smi_report_names_the_gpu_above_it(rules: dic
              "    Remapped Rows\n        Pending : Yes\n"
     found = _diagnose(rules, report)["findings"]
     assert [(f["id"], f["where"]["pci"]) for f in found] == [("remap-pending", "0000:10:1c")]
+
+
+def test_a_rank_named_on_a_later_line_of_the_same_finding_is_used(rules: dict) -> None:
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n"
+            "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n")
+    report = _diagnose(rules, text)
+    assert report["findings"][0]["where"]["rank"] == 3
+    assert report["initiating"]["rank"] == 3 and report["initiating"]["line"] == 1

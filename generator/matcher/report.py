@@ -31,7 +31,9 @@ def _where(f: Finding) -> dict:
     """Where the finding first happened: its first line, completed by what other lines tell.
 
     A torchelastic 'first observed failure' line names the failing worker better than the
-    first line does; a GPU address beats the address of the PCIe port above it.
+    first line does; a GPU address beats the address of the PCIe port above it. When the
+    first line names no rank or host (a bare traceback line), a later line of the same
+    finding that does (the same error echoed by that rank's NCCL watchdog) fills it in.
     """
     h = f.first
     where = {}
@@ -39,9 +41,12 @@ def _where(f: Finding) -> dict:
     rank = h.context.rank if h.context.rank is not None else (named.context.rank if named else None)
     if named and named.context.rank is not None:
         rank = named.context.rank
+    if rank is None:
+        rank = next((x.context.rank for x in f.hits if x.context.rank is not None), None)
     if rank is not None:
         where["rank"] = rank
-    host = (named.context.host if named and named.context.host else None) or h.context.host
+    host = (named.context.host if named and named.context.host else None) or h.context.host \
+        or next((x.context.host for x in f.hits if x.context.host), None)
     if host:
         where["host"] = host
     pci = f.gpu_pci or h.fields.get("pci") or h.context.pci
