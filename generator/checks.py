@@ -12,7 +12,7 @@ import re
 from typing import Iterable, Iterator
 
 from .errors import Problem
-from .literals import MIN_LITERAL, backtracking_risks, compile_pattern, prefilter_literals
+from .literals import MIN_LITERAL, backtracking_risks, compile_pattern, parse, prefilter_literals
 from .load import LoadedFile
 from .model import PROSE_FIELDS, Entry
 from .safety import find_unsafe
@@ -164,7 +164,7 @@ class SignaturesLinear(Validator):
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         for i, sig in enumerate(_entry(f).signatures):
             try:
-                compile_pattern(sig.pattern)
+                parse(sig.pattern)  # the analysis needs the parse tree only (cached, unlike compiled patterns)
             except re.error:
                 continue  # reported by SignaturesWork
             for risk in backtracking_risks(sig.pattern):

@@ -23,9 +23,10 @@ from re import _parser as P  # type: ignore[attr-defined]
 UNBOUNDED = C.MAXREPEAT
 
 
-@functools.lru_cache(maxsize=8192)
 def compile_pattern(pattern: str) -> re.Pattern:
-    """``re.compile`` from the cached parse tree; cached, so a pattern is compiled once per build."""
+    """``re.compile`` from the cached parse tree, so a pattern is parsed once per build.
+
+    Not cached itself: compiled patterns are large, and only one validator needs them."""
     return _compiler.compile(parse(pattern))
 
 
@@ -204,11 +205,20 @@ def _prefilter(items: list) -> list[str]:
 
 
 def _choose(runs: list[str], branches: list[list[str]]) -> list[str]:
-    """The prefilter literals from a scan: the rarest long run, else a usable alternation."""
+    """The prefilter literals from a scan: the rarest long run, else a usable alternation.
+
+    A long run that is only an everyday log word ('loss' in ``loss(?:: nan| = nan)``) would
+    make every ordinary line a candidate; a required alternation whose every alternative is
+    rarer is used instead."""
     long_runs = [r for r in runs if len(r.strip()) >= MIN_LITERAL]
-    if long_runs:
-        return [max(long_runs, key=rarity)]
     usable = [b for b in branches if all(len(x.strip()) >= MIN_LITERAL for x in b)]
+    if long_runs:
+        best = max(long_runs, key=rarity)
+        if usable and rarity(best) < 0:
+            alternation = max(usable, key=lambda b: min(rarity(x) for x in b))
+            if min(rarity(x) for x in alternation) > rarity(best):
+                return alternation
+        return [best]
     if usable:
         return min(usable, key=len)
     best = max(runs, key=len) if runs else ""

@@ -1,0 +1,71 @@
+"""Static analysis of signature patterns: required literals, prefilter choice, backtracking risks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from generator.literals import backtracking_risks, compile_pattern, prefilter_literals, rarity, required_runs
+
+
+@pytest.mark.parametrize("pattern, runs", [
+    (r"CUDA out of memory\. Tried to allocate \d+", ["CUDA out of memory. Tried to allocate "]),
+    (r"Watchdog caught (?:collective )?operation timeout", ["Watchdog caught ", "operation timeout"]),
+    (r"(?:GPU has fallen off the bus)", ["GPU has fallen off the bus"]),
+    (r"a|b", []),
+])
+def test_required_runs(pattern: str, runs: list[str]) -> None:
+    assert required_runs(pattern) == (runs, False)
+
+
+def test_required_runs_are_lower_cased_when_the_pattern_ignores_case() -> None:
+    assert required_runs(r"(?i)No Space Left") == (["no space left"], True)
+
+
+def test_prefilter_takes_the_rarest_required_run() -> None:
+    literals, ignore_case = prefilter_literals(r"NCCL WARN .{0,80}Cuda failure 'out of memory'")
+    assert literals == ["Cuda failure 'out of memory'"] and not ignore_case
+
+
+def test_prefilter_uses_every_alternative_of_a_required_alternation() -> None:
+    literals, _ = prefilter_literals(r"(?:No space left on device|Disk quota exceeded)")
+    assert sorted(literals) == ["Disk quota exceeded", "No space left on device"]
+
+
+def test_an_everyday_word_gives_way_to_a_rarer_alternation() -> None:
+    # Python's parser factors 'loss' out of the alternatives; scanning for it would make every
+    # training progress line a candidate, so the alternatives (each naming the NaN) are used
+    literals, ignore_case = prefilter_literals(r"(?i)\b(?:loss: nan|loss = nan)\b")
+    assert sorted(literals) == [" = nan", ": nan"] and ignore_case
+    # a distinctive run still wins over an alternation
+    literals, _ = prefilter_literals(r"Xid \(PCI:[0-9a-f:]+\): (?:79|48), ")
+    assert literals == ["Xid (PCI:"]
+
+
+def test_rarity_ranks_everyday_words_below_distinctive_text() -> None:
+    assert rarity("loss") < 0 < rarity(": nan") < rarity("Killed process ")
+    assert rarity("error") < rarity("ECC")
+
+
+@pytest.mark.parametrize("pattern, reason", [
+    (r"^(a+)+b", "inside another unbounded repeat"),
+    (r"x.*y.*z.*w", "3 unbounded wildcard repeats"),
+    (r"foo(?=bar)", "lookahead or lookbehind"),
+    (r"(abc)\1", "backreference"),
+])
+def test_backtracking_risks_are_named(pattern: str, reason: str) -> None:
+    assert any(reason in risk for risk in backtracking_risks(pattern)), backtracking_risks(pattern)
+
+
+@pytest.mark.parametrize("pattern", [r"NVRM: Xid \([^)]{4,40}\): 43, pid=", r"a.*b.*c", r"(?:ab){1,3}c+"])
+def test_linear_patterns_have_no_risk(pattern: str) -> None:
+    assert backtracking_risks(pattern) == []
+
+
+def test_compile_pattern_behaves_like_re_compile() -> None:
+    pattern = r"(?i)unexpected pos \d+ vs \d+"
+    line = "RuntimeError: [enforce fail at inline_container.cc:588] . unexpected pos 704 vs 598"
+    assert bool(compile_pattern(pattern).search(line)) == bool(re.compile(pattern).search(line)) is True
+    with pytest.raises(re.error):
+        compile_pattern(r"(unclosed")
