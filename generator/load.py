@@ -71,37 +71,37 @@ def construct(loader: EntryLoader, root: yaml.Node) -> Any:
     an unhashable key) goes to PyYAML's own constructor, so the result and the errors are
     exactly the safe loader's.
     """
-    containers: set[int] = set()
-    scalar, sequence, mapping = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
-
-    def build(node: yaml.Node) -> Any:
-        tag = node.tag
-        kind = node.__class__
-        if kind is scalar:
-            if tag == _STR:
-                return node.value
-            if tag.startswith("tag:yaml.org,2002:") and tag != "tag:yaml.org,2002:merge":
-                return loader.construct_object(node)  # int, float, bool, null, binary...
-            raise _Unusual
-        if id(node) in containers:
-            raise _Unusual  # an alias: the full constructor shares it (and handles recursion)
-        containers.add(id(node))
-        if kind is sequence and tag == _SEQ:
-            return [build(item) for item in node.value]
-        if kind is mapping and tag == _MAP:
-            out = {}
-            for key_node, value_node in node.value:
-                key = build(key_node)
-                if key.__class__ is not str:
-                    raise _Unusual
-                out[key] = build(value_node)
-            return out
-        raise _Unusual
-
     try:
-        return build(root)
+        return _build(loader, root, set())
     except _Unusual:
         return loader.construct_document(root)
+
+
+def _build(loader: EntryLoader, node: yaml.Node, containers: set[int]) -> Any:
+    # a plain function, not a closure: a recursive closure is a reference cycle that would keep
+    # every loader alive while the build runs with the garbage collector paused
+    tag = node.tag
+    kind = node.__class__
+    if kind is yaml.ScalarNode:
+        if tag == _STR:
+            return node.value
+        if tag.startswith("tag:yaml.org,2002:") and tag != "tag:yaml.org,2002:merge":
+            return loader.construct_object(node)  # int, float, bool, null, binary...
+        raise _Unusual
+    if id(node) in containers:
+        raise _Unusual  # an alias: the full constructor shares it (and handles recursion)
+    containers.add(id(node))
+    if kind is yaml.SequenceNode and tag == _SEQ:
+        return [_build(loader, item, containers) for item in node.value]
+    if kind is yaml.MappingNode and tag == _MAP:
+        out = {}
+        for key_node, value_node in node.value:
+            key = _build(loader, key_node, containers)
+            if key.__class__ is not str:
+                raise _Unusual
+            out[key] = _build(loader, value_node, containers)
+        return out
+    raise _Unusual
 
 MAX_ENTRY_BYTES = 1_000_000
 
