@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,22 @@ def test_project_fixtures_cover_every_category_of_the_corpus() -> None:
     assert len(labels) >= 40
     sources = [case["source"] for case in labels]
     assert all(s.startswith("https://") for s in sources)
+
+
+def test_the_json_report_is_documented_key_by_key() -> None:
+    """Every key a report carries on the real fixtures is explained on docs/diagnose.md."""
+    from generator.corpus import load_corpus  # noqa: PLC0415
+    from generator.export import compile_rules  # noqa: PLC0415
+    from generator.matcher import Diagnoser  # noqa: PLC0415
+
+    page = (ROOT / "docs" / "diagnose.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"`([a-z_]+)`", page.split("## The report as JSON", 1)[1]))
+    diagnoser = Diagnoser(compile_rules(load_corpus(ROOT / "kb" / "entries")))
+    seen: set[str] = set()
+    for log in sorted((ROOT / "tests" / "fixtures" / "logs" / "cases").glob("*.log")):
+        report = diagnoser.diagnose_text(log.read_text(encoding="utf-8", errors="replace"))
+        seen |= set(report) | set(report["input"]) | set(report["initiating"] or {})
+        for finding in report["findings"]:
+            seen |= set(finding) | set(finding["where"]) | set(finding["fields"])
+    assert {"pci", "device", "xid", "rank"} <= seen  # the fixtures exercise the interesting keys
+    assert not seen - documented, f"undocumented report keys: {sorted(seen - documented)}"

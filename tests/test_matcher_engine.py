@@ -172,3 +172,20 @@ def test_a_rank_named_on_a_later_line_of_the_same_finding_is_used(rules: dict) -
     report = _diagnose(rules, text)
     assert report["findings"][0]["where"]["rank"] == 3
     assert report["initiating"]["rank"] == 3 and report["initiating"]["line"] == 1
+
+
+def test_a_port_address_is_a_device_and_the_gpu_behind_it_is_named_from_its_collateral() -> None:
+    entries = [
+        _entry("aer", "host", "high", r"PCIe Bus Error: severity=", "pcieport 0000:00:03.0: PCIe Bus Error: severity=Corrected",
+               causes=["gpu-gone"]),
+        _entry("gpu-gone", "hardware", "high", r"Unable to determine the device handle for GPU",
+               "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"),
+    ]
+    rules = compile_rules(Corpus(root=ROOT, entries=entries))
+    text = ("[  +0.000005] pcieport 0000:00:03.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer\n"
+            "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error\n")
+    report = _diagnose(rules, text)
+    aer, gone = report["findings"]
+    assert aer["where"] == {"device": "0000:00:03"} and gone["where"] == {"pci": "0000:03:00"}
+    assert report["initiating"]["pci"] == "0000:03:00" and report["initiating"]["device"] == "0000:00:03"
+    assert "PCI device 0000:00:03" in to_text(report)

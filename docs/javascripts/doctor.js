@@ -103,6 +103,7 @@
     if (where.host) parts.push(`host ${where.host}`);
     if (where.rank !== undefined) parts.push(`rank ${where.rank}`);
     if (where.pci) parts.push(`GPU ${where.pci}`);
+    if (where.device) parts.push(`PCI device ${where.device}`);
     if (where.time) parts.push(`at ${where.time}`);
     return parts.join(", ");
   }

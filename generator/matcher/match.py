@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .parse import SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_pci, parse_smi_gpu, parse_sxid, parse_xid
+from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci, parse_smi_gpu,
+                    parse_sxid, parse_xid)
 from .read import MAX_LINE_BYTES, Chunk
 from .scan import LiteralScanner, Scanner
 
@@ -83,7 +84,7 @@ class Matcher:
                     gpu = parse_fallen_gpu(data[max(0, start - 400):start].decode("utf-8", errors="replace"))
                     for h in found:
                         if gpu and "pci" not in h.fields:
-                            h.fields["pci"] = h.context.pci = gpu
+                            h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
                 elif found and text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
                     # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
                     gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
@@ -123,7 +124,7 @@ class Matcher:
             else:
                 event = parse_xid(text)
                 if event:
-                    fields: dict = {"xid": event.code, "pci": event.pci}
+                    fields: dict = {"xid": event.code, "pci": event.pci, "gpu_pci": event.pci}
                     if event.pid is not None:
                         fields["pid"] = event.pid
                     if event.process:
@@ -154,6 +155,10 @@ class Matcher:
                     fields["pci"] = pci
                     if "NVRM" in text or "nvidia 0" in text:
                         fields["gpu_pci"] = pci  # the GPU itself, not a PCIe port above it
+                elif "GPU" in text:
+                    gpu = parse_gpu_address(text)
+                    if gpu:
+                        fields["pci"] = fields["gpu_pci"] = gpu
                 m = _EXITCODE.search(text)
                 if m:
                     fields["exitcode"] = int(m.group(1))

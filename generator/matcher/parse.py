@@ -194,6 +194,17 @@ def parse_smi_gpu(text: str) -> str | None:
     return found.group(1).lower() if found else None
 
 
+# NVML and nvidia-smi name a GPU by its full bus id, glued to the word: "GPU0000:03:00.0",
+# "GPU 00000000:10:1C.0" (an 8-digit domain); the matcher keeps the usual 4-digit form
+_GPU_ADDRESS = re.compile(r"\bGPU ?(?:[0-9A-Fa-f]{4})?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})\.[0-7]\b")
+
+
+def parse_gpu_address(line: str) -> str | None:
+    """The GPU a tool's message names by bus id ('Unable to determine the device handle for GPU0000:03:00.0')."""
+    m = _GPU_ADDRESS.search(line)
+    return m.group(1).lower() if m else None
+
+
 def parse_pci(line: str) -> str | None:
     m = _PCI.search(line)
     return m.group(1).lower() if m else None

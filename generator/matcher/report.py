@@ -49,9 +49,14 @@ def _where(f: Finding) -> dict:
         or next((x.context.host for x in f.hits if x.context.host), None)
     if host:
         where["host"] = host
-    pci = f.gpu_pci or h.fields.get("pci") or h.context.pci
-    if pci:
-        where["pci"] = pci
+    # `pci` is always a GPU; an address known only from a PCIe port or another device's line
+    # (an AER report on the root port above the GPU) is given as `device`
+    gpu = f.gpu_pci or h.fields.get("gpu_pci")
+    other = h.fields.get("pci") or h.context.pci
+    if gpu:
+        where["pci"] = gpu
+    elif other:
+        where["device"] = other
     t = _time_text(h.context.time)
     if t:
         where["time"] = t
@@ -93,6 +98,13 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
     if failures:
         root = failures[0]
         initiating = {"entry": root.id, "line": root.first.line, **_where(root)}
+        if root.gpu_pci is None:
+            # the root names a PCIe port or no device at all; a failure it caused may name the
+            # GPU behind it (AER on a root port, then 'Unable to determine the device handle for GPU...')
+            for other in failures[1:]:
+                if root.id in other.because_of and other.gpu_pci:
+                    initiating["pci"] = other.gpu_pci
+                    break
         # the root's own lines may not say which worker it was; the launcher's report of the
         # first failing worker does (e.g. an OOM traceback, then 'failed (exitcode: 1) local_rank: 0')
         for other in failures[1:]:
@@ -135,6 +147,8 @@ def _where_text(where: dict) -> str:
         parts.append(f"rank {where['rank']}")
     if "pci" in where:
         parts.append(f"GPU {where['pci']}")
+    if "device" in where:
+        parts.append(f"PCI device {where['device']}")
     if "time" in where:
         parts.append(f"at {where['time']}")
     return ", ".join(parts)
