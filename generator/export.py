@@ -92,6 +92,9 @@ def canonical(doc: dict) -> str:
                       ensure_ascii=False)
 
 
+STRONG_ANCHOR = 7  # rarity() of a token good enough to be shared by several signatures
+
+
 def _tokens(runs: list[str]) -> list[str]:
     """Candidate anchors for one signature: its literal runs and the words inside them."""
     tokens = {run for run in runs if len(run.strip()) >= 4}
@@ -103,9 +106,9 @@ def _tokens(runs: list[str]) -> list[str]:
 def _cover(signatures: list[dict]) -> list[dict]:
     """A small set of anchors such that every signature contains at least one of them.
 
-    Greedy set cover: repeatedly take the token that covers the most signatures not yet
-    covered, never a very common word unless nothing else is left, preferring longer
-    tokens on ties. Case-insensitive signatures get their own lower-cased anchors.
+    Greedy set cover: repeatedly take the rare-enough token that covers the most signatures
+    not yet covered, preferring rarer tokens on ties; a weak token (a plain word, an
+    everyday log word) is only used for a signature that has nothing better. Case-insensitive signatures get their own lower-cased anchors.
     """
     anchors: list[dict] = []
     # the matcher's parsers need their own anchors anyway; signatures containing them ride along
@@ -127,8 +130,12 @@ def _cover(signatures: list[dict]) -> list[dict]:
                 for token in signatures[i]["tokens"] or signatures[i]["literals"]:
                     counts.setdefault(token, set()).add(i)
 
-            def score(token: str) -> tuple[int, int, float]:
-                return (0 if token in COMMON_WORDS else 1, len(counts[token]), min(rarity(token), 24))
+            def score(token: str) -> tuple[int, int, int, float]:
+                # sharing an anchor saves a pass only if the anchor is still rare: a plain word
+                # ('work', 'code', 'nvidia') would make a large share of lines candidates, so
+                # weak tokens are ranked by rarity alone and never merge signatures for coverage
+                strong = token not in COMMON_WORDS and rarity(token) >= STRONG_ANCHOR
+                return (0 if token in COMMON_WORDS else 1, strong, len(counts[token]) if strong else 0, min(rarity(token), 24))
 
             best = max(sorted(counts), key=score)
             covered = counts[best]

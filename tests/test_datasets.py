@@ -69,6 +69,18 @@ def test_rules_json_is_valid_and_covers_every_signature() -> None:
             assert any(a["text"] in (line.lower() if a["ignore_case"] else line) for a in anchors), (sig["id"], line)
 
 
+def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
+    """A plain word shared by two signatures ('work') would make every ordinary line a candidate."""
+    from generator.export import STRONG_ANCHOR  # noqa: PLC0415
+    from generator.literals import rarity  # noqa: PLC0415
+
+    rules = json.loads(FILES["rules.json"])
+    shared = [a for a in rules["anchors"] if len(a["signatures"]) > 1 and not a.get("builtin")]
+    assert shared, "the corpus has signatures that can share a distinctive anchor"
+    weak = [a["text"] for a in shared if rarity(a["text"]) < STRONG_ANCHOR]
+    assert not weak, f"weak anchors shared by several signatures: {weak}"
+
+
 @pytest.mark.slow
 def test_built_site_publishes_the_data(built_site) -> None:
     for name, text in FILES.items():
