@@ -49,6 +49,7 @@ def environment() -> Environment:
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["indent4"] = lambda s: "\n".join(("    " + line) if line.strip() else "" for line in s.splitlines())
     env.filters["first_sentence"] = lambda text: datasets.first_sentence(text)[:300]  # page description
+    env.filters["meaning"] = lambda e: escape_text(datasets.meaning(e).replace("`", ""))  # a one-line table cell
     return env
 
 

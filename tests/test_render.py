@@ -87,6 +87,13 @@ def test_home_counts_and_category_pages() -> None:
     assert "No entries in this category yet" in out["categories/nccl.md"]
 
 
+def test_category_rows_carry_the_first_sentence_of_the_quick_answer_as_inert_text() -> None:
+    a = _entry("alpha-fault", summary="The `kernel` wrote | past <b>its</b> buffer. Second sentence stays out.")
+    row = next(line for line in pages(_corpus(a), ROOT)["categories/cuda.md"].splitlines() if "alpha-fault" in line)
+    assert "The kernel wrote &#124; past &lt;b&gt;its&lt;/b&gt; buffer." in row and "Second sentence" not in row
+    assert row.count(" | ") == 3  # four cells: the pipe in the prose did not split the row
+
+
 def test_write_pages_skips_unchanged_and_removes_stale(tmp_path: Path) -> None:
     first = {"entries/a.md": "A", "entries/b.md": "B"}
     assert write_pages(first, tmp_path).written == 2
