@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import CorpusError, KbError, Problem, plural
-from .model import CATEGORIES
+from .categories import CATEGORIES
 
 REPO_ROOT = Path.cwd()
 SCHEMA_PATH = Path("kb/schema/entry.schema.json")

@@ -7,6 +7,7 @@ opens the input safely, picks the fastest scanner available and renders the repo
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
         from .export import write_rules
 
         write_rules(load_corpus(entries), DEFAULT_RULES)
+        os.utime(DEFAULT_RULES)  # current now, even when the rebuilt rules were identical (not rewritten)
     return load_rules(DEFAULT_RULES)
 
 

@@ -16,38 +16,12 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
+from .categories import CATEGORIES, CATEGORY_TITLES
+
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
-Category = Literal[
-    "xid",
-    "cuda",
-    "nccl",
-    "distributed",
-    "framework",
-    "data",
-    "numerics",
-    "storage",
-    "host",
-    "hardware",
-    "fabric",
-    "platform",
-]
-CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
-
-CATEGORY_TITLES: dict[str, str] = {
-    "xid": "NVIDIA Xid errors",
-    "cuda": "CUDA runtime and libraries",
-    "nccl": "NCCL",
-    "distributed": "torch.distributed and launchers",
-    "framework": "Framework errors",
-    "data": "Data pipeline",
-    "numerics": "Numerics",
-    "storage": "Storage and checkpoints",
-    "host": "Host and kernel",
-    "hardware": "GPU hardware",
-    "fabric": "NVLink, NVSwitch and fabric",
-    "platform": "Schedulers and platforms",
-}
+Category = Literal[CATEGORIES]  # the tuple in generator/categories.py, one Literal value each
+assert set(CATEGORY_TITLES) == set(CATEGORIES)
 
 Severity = Literal["info", "low", "medium", "high", "critical"]
 SEVERITIES: tuple[str, ...] = Severity.__args__  # type: ignore[attr-defined]

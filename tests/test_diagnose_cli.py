@@ -132,3 +132,14 @@ def test_the_json_report_is_documented_key_by_key() -> None:
             seen |= set(finding) | set(finding["where"]) | set(finding["fields"])
     assert {"pci", "device", "xid", "rank"} <= seen  # the fixtures exercise the interesting keys
     assert not seen - documented, f"undocumented report keys: {sorted(seen - documented)}"
+
+
+def test_a_diagnosis_with_current_rules_does_not_load_the_corpus_stack(tmp_path: Path) -> None:
+    """Start-up stays fast: pydantic, YAML and Jinja are only needed when the rules are rebuilt."""
+    log = tmp_path / "one.log"
+    log.write_text("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n")
+    assert run_kb("diagnose", str(log), cwd=ROOT).code == 0  # rebuilds build/rules.json if stale
+    probe = ("import sys\nfrom generator import cli\ntry:\n    cli.main(['diagnose', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('pydantic', 'yaml', 'jinja2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe, str(log)], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "xid-79" in out and out.strip().endswith("[]"), out
