@@ -94,8 +94,9 @@ def test_pasted_log_never_leaves_the_page(context, server) -> None:
     watch.listen(page)
     page.goto(server.url + "/diagnose/")
     secret = "SECRET-TOKEN-7f3a9c1e-do-not-send"
-    report = _diagnose(page, f"RuntimeError: CUDA error: an illegal memory access was encountered {secret}\n")
+    report = _diagnose(page, f"[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered {secret}\n")
     assert report["findings"][0]["id"] == "cuda-illegal-memory-access"
+    assert page.locator(".kb-doctor__first").inner_text() == "Failed first: rank 3 (line 1)"
     assert secret in report["findings"][0]["evidence"][0]["text"]
     assert watch.carried(secret) == []
     assert watch.foreign == []

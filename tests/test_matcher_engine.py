@@ -189,3 +189,5 @@ def test_a_port_address_is_a_device_and_the_gpu_behind_it_is_named_from_its_coll
     assert aer["where"] == {"device": "0000:00:03"} and gone["where"] == {"pci": "0000:03:00"}
     assert report["initiating"]["pci"] == "0000:03:00" and report["initiating"]["device"] == "0000:00:03"
     assert "PCI device 0000:00:03" in to_text(report)
+    assert "FAILED FIRST: GPU 0000:03:00, PCI device 0000:00:03 (line 1)" in to_text(report)
+    assert "**Failed first:** GPU 0000:03:00, PCI device 0000:00:03 (line 1)" in to_markdown(report)

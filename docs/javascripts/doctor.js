@@ -115,6 +115,12 @@
       ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines`
       : `No known failure found in ${report.input.lines.toLocaleString()} lines.`;
     box.append(el("p", { class: "kb-doctor__verdict", text: head }));
+    if (report.initiating) {
+      const place = { ...report.initiating };
+      delete place.time; // the finding cards give the time; this line says who failed first
+      const first = whereText(place);
+      if (first) box.append(el("p", { class: "kb-doctor__first", text: `Failed first: ${first} (line ${report.initiating.line})` }));
+    }
     if (report.recovery_action) {
       box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
     }

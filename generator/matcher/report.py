@@ -154,6 +154,13 @@ def _where_text(where: dict) -> str:
     return ", ".join(parts)
 
 
+def _first_text(report: dict) -> str:
+    """Where the failure started (rank, host, GPU), as the report's `initiating` names it."""
+    initiating = report.get("initiating") or {}
+    where = _where_text({k: v for k, v in initiating.items() if k != "time"})
+    return f"{where} (line {initiating['line']})" if where else ""
+
+
 def _details_text(fields: dict) -> str:
     parts = []
     if "xid" in fields:
@@ -180,6 +187,9 @@ def to_text(report: dict, name: str = "input") -> str:
     findings = report["findings"]
     if not any(f["role"] != "info" for f in findings):
         lines.append("No known failure found. The log matched nothing in the atlas.")
+    first = _first_text(report)
+    if first:
+        lines.append(f"FAILED FIRST: {first}")
     if report.get("recovery_action"):
         lines.append(f"NVIDIA's recovery action for this GPU (Xid 154): {report['recovery_action']}")
     titles = {f["id"]: f["title"] for f in findings}
@@ -223,6 +233,10 @@ def to_markdown(report: dict, name: str = "input") -> str:
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
         where = _where_text(root["where"])
         out.append(f"**Root cause:** {link} ({root['severity']})" + (f", {where}" if where else ""))
+        first = _first_text(report)
+        if first:
+            out.append("")
+            out.append(f"**Failed first:** {first}")
     if report.get("recovery_action"):
         out.append("")
         out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{report['recovery_action']}**")
