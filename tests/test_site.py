@@ -183,3 +183,17 @@ def test_every_page_carries_a_policy_that_allows_only_its_own_inline_scripts(bui
             assert digest in meta, (page, digest)
     headers = (built_site / "_headers").read_text(encoding="utf-8")
     assert "Content-Security-Policy: default-src 'self'" in headers
+
+
+def test_search_index_holds_explanations_not_link_lists_or_patterns(built_site: Path) -> None:
+    """Related entries, references, the log box and signature patterns stay out of the index:
+    they would make every entry that links to xid-79 a hit for 'fallen off the bus'."""
+    import json  # noqa: PLC0415
+
+    docs = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    sections = {d["location"].split("#", 1)[1] for d in docs if d["location"].startswith("entries/") and "#" in d["location"]}
+    assert {"root-cause", "fix", "symptoms"} <= sections
+    kept_out = {s for s in sections if s in ("related", "references", "check-your-log") or s.startswith(("contained", "sxid"))}
+    assert not kept_out, kept_out
+    text = " ".join(d["text"] for d in docs)
+    assert "Seen in " not in text  # the example lines' source notes sit under the excluded signature headings
