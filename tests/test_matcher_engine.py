@@ -191,3 +191,18 @@ def test_a_port_address_is_a_device_and_the_gpu_behind_it_is_named_from_its_coll
     assert "PCI device 0000:00:03" in to_text(report)
     assert "FAILED FIRST: GPU 0000:03:00, PCI device 0000:00:03 (line 1)" in to_text(report)
     assert "**Failed first:** GPU 0000:03:00, PCI device 0000:00:03 (line 1)" in to_markdown(report)
+
+
+def test_of_two_launcher_summaries_the_earlier_first_failure_is_named() -> None:
+    entries = [_entry("child-failed", "distributed", "high", r"Root Cause \(first observed failure\):",
+                      "Root Cause (first observed failure):")]
+    rules = compile_rules(Corpus(root=ROOT, entries=entries))
+
+    def summary(time: str, rank: int) -> str:
+        return (f"Root Cause (first observed failure):\n[0]:\n  time      : {time}\n  host      : gpu187\n"
+                f"  rank      : {rank} (local_rank: 0)\n  exitcode  : 1 (pid: 19401)\n")
+
+    later_first_in_file = summary("2023-06-03_22:45:52", 0) + "-" * 20 + "\n" + summary("2023-06-03_22:45:01", 4)
+    assert _diagnose(rules, later_first_in_file)["initiating"]["rank"] == 4
+    without_times = later_first_in_file.replace("  time      : 2023-06-03_22:45:52\n", "")
+    assert _diagnose(rules, without_times)["initiating"]["rank"] == 0  # no time to compare: the first block stands

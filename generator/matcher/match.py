@@ -16,6 +16,8 @@ from .read import MAX_LINE_BYTES, Chunk
 from .scan import LiteralScanner, Scanner
 
 _BLOCK_FIELD = re.compile(r"^\s*(rank|host|exitcode|local_rank|error_file|time)\s*:\s*(.+?)\s*$")
+_BLOCK_HEADER = re.compile(r"^\s*\[\d+\]:\s*$")  # '[0]:' opens one failure of a torchrun summary
+_BLOCK_END = re.compile(r"^\s*(?:[-=]{8,}|Root Cause|Failures:|\S+ FAILED\s*$)")
 _EXITCODE = re.compile(r"exitcode\s*[:=]\s*(-?\d+)")
 _SIGNAL = re.compile(r"Signal (\d+) \((SIG[A-Z0-9]+)\)")
 EVIDENCE_CHARS = 600
@@ -169,27 +171,38 @@ class Matcher:
 
     @staticmethod
     def _block_fields(data: bytes, end: int, lines: int = 12) -> dict:
-        """Fields of a torchelastic 'Root Cause (first observed failure)' block below ``end``."""
+        """Fields of a torchelastic 'Root Cause (first observed failure)' block below ``end``.
+
+        The block is the indented ``key : value`` lines under its ``[N]:`` header; it ends at
+        a rule (``----``, ``====``), a second header or the next summary's headings, so the
+        fields of the next summary in the log are never taken for this one's.
+        """
         fields: dict = {}
         pos = end + 1
+        headers = 0
         for _ in range(lines):
             if pos >= len(data):
                 break
             nl = data.find(b"\n", pos)
             nl = len(data) if nl < 0 else nl
-            m = _BLOCK_FIELD.match(data[pos:nl].decode("utf-8", errors="replace"))
+            text = data[pos:nl].decode("utf-8", errors="replace")
             pos = nl + 1
+            m = _BLOCK_FIELD.match(text)
             if not m:
-                continue
+                if _BLOCK_HEADER.match(text):
+                    headers += 1
+                    if headers > 1:
+                        break  # the next failure of the same summary
+                elif _BLOCK_END.match(text):
+                    break
+                continue  # another process's line in between, a traceback field
             key, value = m.groups()
-            if key == "rank":
-                num = re.match(r"(\d+)", value)
-                if num:
-                    fields["rank"] = int(num.group(1))
-            elif key == "host":
-                fields["host"] = value
-            elif key == "exitcode":
+            if key in fields:
+                continue
+            if key in ("rank", "exitcode"):
                 num = re.match(r"(-?\d+)", value)
                 if num:
-                    fields["exitcode"] = int(num.group(1))
+                    fields[key] = int(num.group(1))
+            elif key in ("host", "time"):
+                fields[key] = value
         return fields

@@ -65,6 +65,19 @@ def _closure(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return reach
 
 
+def _earlier_failure(hit: Hit, current: Hit | None) -> bool:
+    """Whether ``hit`` names an earlier first failure than ``current``.
+
+    Two launcher summaries in one log (two nodes, or a restart) each name a first failure;
+    their ``time`` fields (``2023-06-01_22:45:01``, which sort as text) say which came first.
+    Without both times, the first in the log stands.
+    """
+    if current is None:
+        return True
+    mine, theirs = hit.fields.get("time"), current.fields.get("time")
+    return bool(mine and theirs and str(mine) < str(theirs))
+
+
 def _order_key(hit: Hit, time_kind: str | None) -> tuple:
     if time_kind and hit.context.time and hit.context.time[0] == time_kind:
         return (0, hit.context.time[1], hit.line)
@@ -101,7 +114,7 @@ class Ranker:
                 f.hits.append(hit)
             if f.gpu_pci is None and hit.fields.get("gpu_pci"):
                 f.gpu_pci = hit.fields["gpu_pci"]
-            if f.first_failure is None and hit.fields.get("first_failure"):
+            if hit.fields.get("first_failure") and _earlier_failure(hit, f.first_failure):
                 f.first_failure = hit
             cause_code = hit.fields.get("caused_by_xid")
             if cause_code is not None:
