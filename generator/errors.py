@@ -15,13 +15,13 @@ followed by an indented one-line hint, the format editors and CI annotate from.
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass
 from pathlib import Path
 
 from .matcher.errors import InputError, KbError, RulesError
 
-__all__ = ["BuildError", "CODES", "CorpusError", "InputError", "KbError", "Problem", "RulesError", "display_path", "plural"]
+__all__ = ["BuildError", "CODES", "CorpusError", "InputError", "KbError", "Problem", "RulesError", "display_path", "plural",
+           "relative_path"]
 
 # Each code has a short name (shown in docs) and a default hint.
 CODES: dict[str, tuple[str, str]] = {
@@ -93,13 +93,22 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
+def relative_path(path: Path, root: Path) -> str | None:
+    """``path`` below ``root`` as a '/'-separated relative path, or None when it is not below it.
+
+    The plain absolute paths are compared first (no symlink walk: this runs for every entry
+    file), then the resolved ones."""
+    base = os.path.abspath(root)
+    absolute = os.path.abspath(path)
+    if absolute.startswith(base + os.sep):
+        return absolute[len(base) + 1:].replace(os.sep, "/")
+    try:
+        return path.resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return None
+
+
 def display_path(path: Path) -> str:
     """A path as users should see it: relative to the working directory when below it."""
-    cwd = os.getcwd()
-    absolute = os.path.abspath(path)  # no symlink walk: this runs for every entry file
-    if absolute.startswith(cwd + os.sep):
-        return absolute[len(cwd) + 1:]
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    shown = relative_path(path, Path.cwd())
+    return shown if shown is not None else str(path)

@@ -8,7 +8,6 @@ serve`` reloads just what an edit touched.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import config, datasets
 from .corpus import Corpus
+from .errors import relative_path
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
 from .safety import escape_attribute, escape_markdown, escape_text, fence
 
@@ -113,14 +113,8 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
 
 
 def _relative(path: Path, root: Path) -> str:
-    base = os.path.abspath(root) + os.sep
-    absolute = os.path.abspath(path)
-    if absolute.startswith(base):  # the usual case, without resolving symlinks for every page
-        return absolute[len(base):].replace(os.sep, "/")
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    shown = relative_path(path, root)
+    return shown if shown is not None else path.as_posix()
 
 
 def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
