@@ -90,8 +90,8 @@ class Matcher:
                 elif found and text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
                     # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
                     gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
-                    for h in found:
-                        if gpu:
+                    if gpu:
+                        for h in found:
                             h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
                 yield from found
 

@@ -37,16 +37,12 @@ def _where(f: Finding) -> dict:
     """
     h = f.first
     where = {}
-    named = f.first_failure
-    rank = h.context.rank if h.context.rank is not None else (named.context.rank if named else None)
-    if named and named.context.rank is not None:
-        rank = named.context.rank
-    if rank is None:
-        rank = next((x.context.rank for x in f.hits if x.context.rank is not None), None)
+    # the worker torchelastic names first, then the finding's lines in order (its first line leads)
+    sources = ([f.first_failure] if f.first_failure else []) + f.hits
+    rank = next((x.context.rank for x in sources if x.context.rank is not None), None)
     if rank is not None:
         where["rank"] = rank
-    host = (named.context.host if named and named.context.host else None) or h.context.host \
-        or next((x.context.host for x in f.hits if x.context.host), None)
+    host = next((x.context.host for x in sources if x.context.host), None)
     if host:
         where["host"] = host
     # `pci` is always a GPU; an address known only from a PCIe port or another device's line
