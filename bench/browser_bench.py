@@ -19,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import CHROMIUM, launch  # noqa: E402
 from noise import write_log  # noqa: E402
-from results_file import write_section  # noqa: E402
-from run import machine  # noqa: E402
+from results_file import section_head, write_section  # noqa: E402
 from site_server import SiteServer  # noqa: E402
 
 SMALL_LOG = ROOT / "tests" / "fixtures" / "logs" / "cases" / "107.log"
@@ -119,7 +117,6 @@ def main() -> int:
         ctx.close()
         browser.close()
 
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     med = statistics.median
     rows = [
         ("first result from a cold load, from navigation start", cold_nav, "at most 6 s"),
@@ -128,10 +125,7 @@ def main() -> int:
         ("50 MiB log, Python warm (file chosen to report)", warm[fifty.name], "at most 3 s"),
     ]
     lines = [
-        "## In-browser log doctor (bench/browser_bench.py)",
-        "",
-        f"- Date: {date}",
-        f"- Machine: {machine()}",
+        *section_head("In-browser log doctor (bench/browser_bench.py)"),
         "- Browser: Debian Chromium, headless, driven by Playwright; the site served from 127.0.0.1 with caching off,"
         " so every cold run downloads Pyodide again.",
         f"- Logs: {SMALL_LOG.relative_to(ROOT)} (cold runs); 1 MiB and 50 MiB of bench/noise.py output (warm runs).",

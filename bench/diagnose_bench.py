@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,8 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from noise import write_log  # noqa: E402
-from results_file import write_section  # noqa: E402
-from run import machine  # noqa: E402
+from results_file import section_head, write_section  # noqa: E402
 
 from generator.corpus import load_corpus  # noqa: E402
 
@@ -147,12 +144,8 @@ def main() -> int:
     small_rss = {engine: timed(kb + ["--engine", engine, str(small)])[1] for engine in ("re2", "python")}
 
     grep_med = statistics.median(w for w, _ in results["grep -E -c -f patterns.ere"])
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        "## Log diagnosis throughput and memory (bench/diagnose_bench.py)",
-        "",
-        f"- Date: {date}",
-        f"- Machine: {machine()}",
+        *section_head("Log diagnosis throughput and memory (bench/diagnose_bench.py)"),
         f"- Input: {size_mib:.0f} MiB, {info['lines']:,} lines of realistic noise with {info['planted']} real failure lines"
         " from the corpus's examples (bench/noise.py).",
         f"- Patterns: {len(patterns)} ({len(patterns) - 1} corpus signatures converted to POSIX ERE, plus the Xid line)"

@@ -1,11 +1,41 @@
-"""bench/results.md is shared by several benchmarks: each owns one marked section."""
+"""bench/results.md is shared by several benchmarks: each owns one marked section, which opens
+with its title, the date and the machine it was measured on."""
 
 from __future__ import annotations
 
+import os
+import platform
+import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 HEADER = "# Benchmark results\n\nWritten by `make bench`. Each section is rewritten by the benchmark that owns it.\n"
+
+
+def machine() -> str:
+    """Cores, CPU model, memory, OS and Python of this machine, in one line."""
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, AttributeError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def section_head(title: str) -> list[str]:
+    """The first lines of a section: its title, then the date and the machine of the measurement."""
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return [f"## {title}", "", f"- Date: {date}", f"- Machine: {machine()}"]
 
 
 def write_section(name: str, body: str) -> None:

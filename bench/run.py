@@ -14,14 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,26 +27,8 @@ OUT = ROOT / "bench" / "out"
 RESULTS = ROOT / "bench" / "results.md"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from results_file import write_section  # noqa: E402
+from results_file import section_head, write_section  # noqa: E402
 from synth import write_corpus  # noqa: E402
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
-        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
-    except (OSError, AttributeError):
-        pass
-    return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
 def bench_config(docs: Path, site: Path) -> Path:
@@ -124,12 +104,8 @@ def _core(row: dict) -> float:
 
 
 def write_results(rows: list[dict], runs: int) -> None:
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        "## Site build time against corpus size (bench/run.py)",
-        "",
-        f"- Date: {date}",
-        f"- Machine: {machine()}",
+        *section_head("Site build time against corpus size (bench/run.py)"),
         "- Figures: medians of the runs listed.",
         "- Build: `mkdocs build --strict` of the real configuration (Material, search plugin, the project's hook"
         " generating every page), synthetic corpora from bench/synth.py (entries shaped like full-depth real ones).",

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 from .errors import Problem
 from .literals import MIN_LITERAL, backtracking_risks, compile_pattern, parse, prefilter_literals
 from .load import LoadedFile
-from .model import PROSE_FIELDS, Entry
+from .model import Entry
 from .safety import find_unsafe
 
 

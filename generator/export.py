@@ -108,7 +108,8 @@ def _cover(signatures: list[dict]) -> list[dict]:
 
     Greedy set cover: repeatedly take the rare-enough token that covers the most signatures
     not yet covered, preferring rarer tokens on ties; a weak token (a plain word, an
-    everyday log word) is only used for a signature that has nothing better. Case-insensitive signatures get their own lower-cased anchors.
+    everyday log word) is only used for a signature that has nothing better.
+    Case-insensitive signatures get their own lower-cased anchors.
     """
     anchors: list[dict] = []
     # the matcher's parsers need their own anchors anyway; signatures containing them ride along

@@ -103,6 +103,7 @@ def _build(loader: EntryLoader, node: yaml.Node, containers: set[int]) -> Any:
         return out
     raise _Unusual
 
+
 MAX_ENTRY_BYTES = 1_000_000
 
 

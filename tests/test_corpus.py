@@ -6,7 +6,6 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
 
 from conftest import ROOT, run_kb
 from generator.corpus import load_corpus
