@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from generator.matcher.read import MAX_LINE_BYTES, InputStats, chunks, clean
 
 
@@ -33,12 +35,25 @@ def test_last_line_without_newline_counts() -> None:
     assert stats.lines == 3 and lines[-1] == (3, b"c")
 
 
-def test_over_long_line_is_cut_not_kept() -> None:
-    data = b"first\n" + b"x" * (3 * MAX_LINE_BYTES) + b"\nlast\n"
-    lines, stats = _read(data, chunk_bytes=4096)
+@pytest.mark.parametrize("chunk_bytes", [4096, 1 << 20])
+def test_over_long_line_keeps_its_head_and_tail_only(chunk_bytes: int) -> None:
+    data = b"first\n" + b"h" * MAX_LINE_BYTES + b"m" * MAX_LINE_BYTES + b"t" * MAX_LINE_BYTES + b"\nlast\n"
+    lines, stats = _read(data, chunk_bytes=chunk_bytes)
     assert stats.cut_lines == 1 and stats.lines == 3
-    assert [n for n, _ in lines] == [1, 2, 3]
-    assert len(lines[1][1]) == MAX_LINE_BYTES and lines[2] == (3, b"last")
+    assert [n for n, _ in lines] == [1, 2, 2, 3]  # head and tail keep the line's number
+    assert lines[1][1] == b"h" * MAX_LINE_BYTES and lines[2][1] == b"t" * MAX_LINE_BYTES
+    assert lines[3] == (3, b"last")
+
+
+@pytest.mark.parametrize("chunk_bytes", [4096, 1 << 20])
+def test_carriage_returns_split_a_long_line_before_any_cut(chunk_bytes: int) -> None:
+    bar = b"".join(b"Epoch 1:  %3d%%|##########| %d/100000 [00:10<00:00]\r" % (i % 100, i) for i in range(5000))
+    xid = b"[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+    lines, stats = _read(b"before\n" + bar + xid + b"\nafter\n", chunk_bytes=chunk_bytes)
+    assert len(bar) > 3 * MAX_LINE_BYTES and stats.cut_lines == 0 and stats.lines == 3
+    assert all(len(text) <= MAX_LINE_BYTES for _, text in lines)
+    assert {n for n, _ in lines} == {1, 2, 3}
+    assert any(n == 2 and text.endswith(xid) for n, text in lines)
 
 
 def test_empty_input() -> None:

@@ -6,7 +6,7 @@ import io
 from typing import BinaryIO, Callable
 
 from .match import Matcher
-from .rank import Ranker
+from .rank import Ranker, Tally
 from .read import CHUNK_BYTES, ChunkReader, InputStats
 from .report import build
 from .scan import Scanner
@@ -43,20 +43,21 @@ class Diagnoser:
 class Session:
     """A diagnosis fed piece by piece (the browser streams a large file this way).
 
-    Only the hits are kept between pieces, so memory does not grow with the input.
+    Hits are folded into a Tally as they arrive (counts, first and last lines, a bounded
+    sample of evidence), so memory grows neither with the input nor with how much matches.
     """
 
     def __init__(self, diagnoser: Diagnoser):
         self.diagnoser = diagnoser
         self.stats = InputStats()
         self.reader = ChunkReader(self.stats)
-        self.hits: list = []
+        self.tally = Tally(diagnoser.ranker)
 
     def feed(self, block: bytes) -> int:
         """Take the next piece of the log; returns the number of bytes seen so far."""
-        self.hits.extend(self.diagnoser.matcher.hits(self.reader.feed(bytes(block))))
+        self.tally.extend(self.diagnoser.matcher.hits(self.reader.feed(bytes(block))))
         return self.stats.bytes
 
     def finish(self) -> dict:
-        self.hits.extend(self.diagnoser.matcher.hits(self.reader.close()))
-        return build(self.diagnoser.ranker.rank(self.hits), self.stats, self.diagnoser.site_url)
+        self.tally.extend(self.diagnoser.matcher.hits(self.reader.close()))
+        return build(self.diagnoser.ranker.rank(self.tally), self.stats, self.diagnoser.site_url)

@@ -2,6 +2,11 @@
 
 A hit says which entry a line belongs to, with the line number, its text and what the
 line tells about where it came from. One line gives at most one hit per entry.
+
+Logs repeat themselves: a flapping PCIe link prints the same corrected-error line a million
+times, only the timestamp changes. What a line matched is remembered by the line without its
+leading timestamp (and the shape of that timestamp), so a repeated line costs a dictionary
+look-up and a timestamp parse instead of a run of every candidate signature.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci, parse_smi_gpu,
-                    parse_sxid, parse_xid)
+                    parse_sxid, parse_time, parse_xid)
 from .read import MAX_LINE_BYTES, Chunk
 from .scan import LiteralScanner, Scanner
 
@@ -21,6 +26,11 @@ _BLOCK_END = re.compile(r"^\s*(?:[-=]{8,}|Root Cause|Failures:|\S+ FAILED\s*$)")
 _EXITCODE = re.compile(r"exitcode\s*[:=]\s*(-?\d+)")
 _SIGNAL = re.compile(r"Signal (\d+) \((SIG[A-Z0-9]+)\)")
 EVIDENCE_CHARS = 600
+# The volatile head of a log line: uptime stamps, ISO and syslog dates, clock times.
+_VOLATILE_HEAD = re.compile(r"[\s\[\]\d.:,+\-/TZ]*(?:[A-Z][a-z]{2} [ \d]\d [\d:]{8}(?:\.\d+)? )?")
+_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+MEMO_LINES = 8192  # distinct line bodies remembered; the memory is cleared when full
+MEMO_MAX_CHARS = 2048  # longer lines are matched afresh
 
 
 @dataclass
@@ -55,6 +65,7 @@ class Matcher:
         self.anchor_signatures = [frozenset(a["signatures"]) for a in rules["anchors"]]
         self.patterns = [(sig["pattern"], sig["ignore_case"], sig["literals"]) for sig in rules["signatures"]]
         self.scanner: Scanner = scanner or LiteralScanner(self.anchors)
+        self.memo: dict[tuple, list[tuple[str, str | None, dict, Context]]] = {}
 
     def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
         for chunk in chunks:
@@ -100,6 +111,27 @@ class Matcher:
 
         ``wanted`` limits the signatures tried (the scanner knows which anchors the line has).
         """
+        if "\r" in text or len(text) > MEMO_MAX_CHARS:
+            return self._match_line(text, line, wanted)
+        head = _VOLATILE_HEAD.match(text).end()
+        key = (text[:head].translate(_DIGITS_TO_ZERO), text[head:], wanted)
+        known = self.memo.get(key)
+        if known is None:
+            hits = self._match_line(text, line, wanted)
+            if len(self.memo) >= MEMO_LINES:
+                self.memo.clear()
+            # copies: the caller may still add what the lines around this one tell (a launcher's summary)
+            self.memo[key] = [(h.entry, h.signature, dict(h.fields), Context(None, h.context.rank, h.context.host, h.context.pci))
+                              for h in hits]
+            return hits
+        if not known:
+            return []
+        time = parse_time(text) if head else None
+        evidence = text.strip()[:EVIDENCE_CHARS]
+        return [Hit(line, entry, sig_id, evidence, Context(time, ctx.rank, ctx.host, ctx.pci), dict(fields))
+                for entry, sig_id, fields, ctx in known]
+
+    def _match_line(self, text: str, line: int, wanted: frozenset[int] | None) -> list[Hit]:
         segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]
         context: Context | None = None  # parsed only for lines that hit something
         by_entry: dict[str, Hit] = {}

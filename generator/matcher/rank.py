@@ -7,17 +7,23 @@ cannot be the cause. Among roots,
 and among collateral findings, the score orders them: severity, specificity (a failure
 that many others can cause, such as a collective timeout, says less), how early it appears,
 and how often. Findings of severity ``info`` never count as failures.
+
+Hits are folded as they arrive (``Tally``): per entry a count, the first few hits as
+evidence, the last line, and per place (host, rank, GPU) a count and first and last line,
+with a bounded number of places. Memory does not depend on how many lines match.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .match import Hit
 
 SEVERITY_WEIGHT = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.1}
 MAX_EVIDENCE = 5
+MAX_PLACES = 32  # places (host, rank, GPU) counted one by one per finding; the rest are summed as "other"
 # A cause may be logged slightly after its effect (clocks of two nodes, buffered writes).
 CLOCK_TOLERANCE_S = 2.0
 
@@ -33,6 +39,9 @@ class Finding:
     because_of: list[str] = field(default_factory=list)
     gpu_pci: str | None = None  # first GPU address seen on any of its lines (not only the evidence kept)
     first_failure: Hit | None = None  # a line that names the first failing worker (torchelastic)
+    last_line: int = 0
+    places: dict = field(default_factory=dict)  # (host, rank, gpu) -> [count, first line, last line]
+    other_places: int = 0  # hits at places beyond MAX_PLACES
 
     @property
     def first(self) -> Hit:
@@ -84,6 +93,50 @@ def _order_key(hit: Hit, time_kind: str | None) -> tuple:
     return (1, hit.line, 0)
 
 
+class Tally:
+    """Hits folded as they arrive, in memory that does not grow with their number."""
+
+    def __init__(self, ranker: "Ranker"):
+        self.entries = ranker.entries
+        self.xid_entries = ranker.xid_entries
+        self.findings: dict[str, Finding] = {}
+        self.dynamic: dict[str, set[str]] = {}  # causes the driver itself names ("caused by previous Xid N")
+
+    def extend(self, hits: Iterable[Hit]) -> "Tally":
+        for hit in hits:
+            self.add(hit)
+        return self
+
+    def add(self, hit: Hit) -> None:
+        f = self.findings.get(hit.entry)
+        if f is None:
+            f = self.findings[hit.entry] = Finding(hit.entry, self.entries.get(hit.entry) or unknown_meta(hit.entry))
+        f.count += 1
+        f.last_line = hit.line
+        if len(f.hits) < MAX_EVIDENCE:
+            f.hits.append(hit)
+        fields = hit.fields
+        gpu = fields.get("gpu_pci")
+        if f.gpu_pci is None and gpu:
+            f.gpu_pci = gpu
+        ctx = hit.context
+        place = (ctx.host, ctx.rank, gpu)
+        seen = f.places.get(place)
+        if seen is not None:
+            seen[0] += 1
+            seen[2] = hit.line
+        elif len(f.places) < MAX_PLACES:
+            f.places[place] = [1, hit.line, hit.line]
+        else:
+            f.other_places += 1
+        if fields.get("first_failure") and _earlier_failure(hit, f.first_failure):
+            f.first_failure = hit
+        cause_code = fields.get("caused_by_xid")
+        if cause_code is not None:
+            cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
+            self.dynamic.setdefault(cause, set()).add(hit.entry)
+
+
 class Ranker:
     def __init__(self, rules: dict):
         self.entries: dict[str, dict] = rules["entries"]
@@ -102,24 +155,10 @@ class Ranker:
                 fan_in[t] = fan_in.get(t, 0) + 1
         self.fan_in = fan_in
 
-    def rank(self, hits: list[Hit]) -> list[Finding]:
-        findings: dict[str, Finding] = {}
-        dynamic: dict[str, set[str]] = {}
-        for hit in hits:
-            f = findings.get(hit.entry)
-            if f is None:
-                f = findings[hit.entry] = Finding(hit.entry, self.entries.get(hit.entry) or unknown_meta(hit.entry))
-            f.count += 1
-            if len(f.hits) < MAX_EVIDENCE:
-                f.hits.append(hit)
-            if f.gpu_pci is None and hit.fields.get("gpu_pci"):
-                f.gpu_pci = hit.fields["gpu_pci"]
-            if hit.fields.get("first_failure") and _earlier_failure(hit, f.first_failure):
-                f.first_failure = hit
-            cause_code = hit.fields.get("caused_by_xid")
-            if cause_code is not None:
-                cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
-                dynamic.setdefault(cause, set()).add(hit.entry)
+    def rank(self, hits: Iterable[Hit] | "Tally") -> list[Finding]:
+        """Findings ordered root first; takes a Tally or any iterable of hits (folded here)."""
+        tally = hits if isinstance(hits, Tally) else Tally(self).extend(hits)
+        findings, dynamic = tally.findings, {k: set(v) for k, v in tally.dynamic.items()}
         if not findings:
             return []
         # one clock for ordering: the kind of timestamp most hits carry

@@ -1,11 +1,14 @@
 """Read a log of any size and content as line-aligned byte chunks, in constant memory.
 
 Whatever the bytes are, reading never fails: NUL bytes and ANSI colour or cursor codes are
-removed, carriage returns are left for the matcher (it splits lines on them), invalid
-UTF-8 is left for the decoder to replace. A line longer
-than ``MAX_LINE_BYTES`` is cut for matching (the rest of it is skipped, not kept), so one
-huge line cannot exhaust memory; the matcher also looks at no more than that much of any
-line. Line numbers count LF-terminated lines from 1.
+removed, invalid UTF-8 is left for the decoder to replace. Line numbers count LF-terminated
+lines from 1.
+
+Long lines. A line longer than ``MAX_LINE_BYTES`` is first split at its carriage returns
+(a progress bar redraws itself with bare CRs, so an error printed after one sits at the end
+of a very long "line"): the pieces keep the line's number and are matched one by one. Only a
+stretch with neither CR nor LF that is longer than the limit is cut: its first and its last
+``MAX_LINE_BYTES`` are matched, the middle is skipped (not kept), and ``cut_lines`` counts it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class Chunk:
 class InputStats:
     lines: int = 0
     bytes: int = 0
-    cut_lines: int = 0  # lines longer than MAX_LINE_BYTES, cut for matching
+    cut_lines: int = 0  # stretches without CR or LF longer than MAX_LINE_BYTES: only their ends were matched
 
 
 def clean(data: bytes) -> bytes:
@@ -52,51 +55,122 @@ class ChunkReader:
     """Turns blocks of bytes, as they arrive, into cleaned line-aligned chunks.
 
     Used by ``chunks`` for files and by the browser, which receives a file piece by piece.
-    Memory stays bounded: at most one partial line (never more than MAX_LINE_BYTES) is kept.
+    Memory stays bounded: besides the block being read, at most one partial line (never
+    more than MAX_LINE_BYTES) and the tail of one over-long stretch are kept.
     """
 
     def __init__(self, stats: InputStats):
         self.stats = stats
         self.line = 1
         self.carry = b""
-        self.skipping = False  # inside an over-long line whose head was already emitted
+        self.tail: bytes | None = None  # inside an over-long stretch: its last bytes after the head
 
     def feed(self, block: bytes) -> list[Chunk]:
         out: list[Chunk] = []
         if not block:
             return out
         self.stats.bytes += len(block)
-        if self.skipping:
-            nl = block.find(b"\n")
-            if nl < 0:
+        if self.tail is not None:
+            rest = self._skip(block, out)
+            if rest is None:
                 return out
-            block = block[nl + 1:]
-            self.skipping = False
+            block = rest
         data = self.carry + block if self.carry else block
         cut = data.rfind(b"\n")
-        if cut < 0:
-            self.carry = data
-        else:
-            body, self.carry = data[: cut + 1], data[cut + 1:]
-            body = clean(body)
-            out.append(Chunk(body, self.line))
-            self.line += body.count(b"\n")
-        if len(self.carry) > MAX_LINE_BYTES:  # a line longer than the limit: keep its head only
-            self.stats.cut_lines += 1
-            out.append(Chunk(clean(self.carry[:MAX_LINE_BYTES]) + b"\n", self.line))
-            self.line += 1
-            self.carry = b""
-            self.skipping = True
+        if cut >= 0:
+            self._lines(data[: cut + 1], out)
+            data = data[cut + 1:]
+        self.carry = data
+        if len(self.carry) > MAX_LINE_BYTES:
+            self._bound_carry(out)
         return out
 
     def close(self) -> list[Chunk]:
         out: list[Chunk] = []
-        if self.carry:
-            out.append(Chunk(clean(self.carry), self.line))
+        if self.tail is not None:
+            if self.tail:
+                out.append(Chunk(clean(self.tail) + b"\n", self.line))
+            self.tail = None
+            self.line += 1
+        elif self.carry:
+            self._pieces(self.carry, out)
             self.line += 1
             self.carry = b""
         self.stats.lines = self.line - 1
         return out
+
+    def _lines(self, body: bytes, out: list[Chunk]) -> None:
+        """Emit complete lines; an over-long one goes out in pieces under its own number."""
+        if len(body) <= MAX_LINE_BYTES or max(map(len, body.split(b"\n"))) <= MAX_LINE_BYTES:
+            out.append(Chunk(clean(body), self.line))
+            self.line += body.count(b"\n")
+            return
+        run: list[bytes] = []
+        run_start = self.line
+        for line in body[:-1].split(b"\n"):
+            if len(line) <= MAX_LINE_BYTES:
+                run.append(line)
+                self.line += 1
+                continue
+            if run:
+                out.append(Chunk(clean(b"\n".join(run) + b"\n"), run_start))
+                run = []
+            self._pieces(line, out)
+            self.line += 1
+            run_start = self.line
+        if run:
+            out.append(Chunk(clean(b"\n".join(run) + b"\n"), run_start))
+
+    def _pieces(self, line: bytes, out: list[Chunk]) -> None:
+        """One line (no LF) as pieces of whole CR-separated segments, each at most the limit."""
+        if len(line) <= MAX_LINE_BYTES:
+            out.append(Chunk(clean(line) + b"\n", self.line))
+            return
+        group: list[bytes] = []
+        size = 0
+        for segment in line.split(b"\r"):
+            if len(segment) > MAX_LINE_BYTES:
+                if group:
+                    out.append(Chunk(clean(b"\r".join(group)) + b"\n", self.line))
+                    group, size = [], 0
+                self.stats.cut_lines += 1
+                out.append(Chunk(clean(segment[:MAX_LINE_BYTES]) + b"\n", self.line))
+                out.append(Chunk(clean(segment[-MAX_LINE_BYTES:]) + b"\n", self.line))
+                continue
+            if group and size + len(segment) + 1 > MAX_LINE_BYTES:
+                out.append(Chunk(clean(b"\r".join(group)) + b"\n", self.line))
+                group, size = [], 0
+            group.append(segment)
+            size += len(segment) + 1
+        if group:
+            out.append(Chunk(clean(b"\r".join(group)) + b"\n", self.line))
+
+    def _bound_carry(self, out: list[Chunk]) -> None:
+        """A partial line over the limit: emit its finished CR segments, cut a stretch without CR."""
+        cr = self.carry.rfind(b"\r")
+        if cr >= 0:
+            self._pieces(self.carry[:cr], out)
+            self.carry = self.carry[cr + 1:]
+        if len(self.carry) > MAX_LINE_BYTES:
+            self.stats.cut_lines += 1
+            out.append(Chunk(clean(self.carry[:MAX_LINE_BYTES]) + b"\n", self.line))
+            self.tail = self.carry[MAX_LINE_BYTES:][-MAX_LINE_BYTES:]
+            self.carry = b""
+
+    def _skip(self, block: bytes, out: list[Chunk]) -> bytes | None:
+        """Inside an over-long stretch: keep its last bytes until a CR or LF ends it."""
+        ends = [i for i in (block.find(b"\r"), block.find(b"\n")) if i >= 0]
+        if not ends:
+            self.tail = (self.tail + block)[-MAX_LINE_BYTES:]
+            return None
+        end = min(ends)
+        tail = (self.tail + block[:end])[-MAX_LINE_BYTES:]
+        if tail:
+            out.append(Chunk(clean(tail) + b"\n", self.line))
+        self.tail = None
+        if block[end:end + 1] == b"\n":
+            self.line += 1
+        return block[end + 1:]
 
 
 def chunks(stream: BinaryIO, stats: InputStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:

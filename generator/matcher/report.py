@@ -9,10 +9,42 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 
 from .rank import Finding
 
 SCHEMA = "kb.diagnosis/1"
+
+# Characters a terminal or a Markdown viewer would act on rather than show: C0 controls but
+# tab, DEL, C1 controls, and the bidirectional overrides that reorder what is displayed.
+_INVISIBLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character written out (``\\x1b``), so output cannot drive a terminal."""
+    return _INVISIBLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
+
+
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span that no backtick inside it can close early."""
+    text = visible(text)
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def md_text(text: str) -> str:
+    """Log-borne text (a host name, a recovery action) as inert Markdown: controls shown, markup escaped."""
+    return re.sub(r"([\\`*_\[\]<>|~&])", r"\\\1", visible(text))
+
+
+def _cut_note(report: dict) -> str | None:
+    cut = report["input"].get("cut_lines")
+    if not cut:
+        return None
+    return (f"{cut:,} stretch{'es' if cut != 1 else ''} of over 64 KiB without a line break: only the first and "
+            "last 64 KiB of each were read")
 
 
 def _time_text(time: tuple[str, float] | None) -> str | None:
@@ -59,6 +91,18 @@ def _where(f: Finding) -> dict:
     return where
 
 
+def _places(f: Finding) -> list[dict]:
+    """Where the finding's lines came from, one item per host, rank and GPU, most lines first."""
+    out = []
+    for (host, rank, gpu), (count, first, last) in f.places.items():
+        place = {k: v for k, v in (("host", host), ("rank", rank), ("pci", gpu)) if v is not None}
+        out.append({**place, "count": count, "first_line": first, "last_line": last})
+    out.sort(key=lambda p: (-p["count"], p["first_line"]))
+    if f.other_places:
+        out.append({"other": True, "count": f.other_places})
+    return out
+
+
 def build(findings: list[Finding], stats, site_url: str = "") -> dict:
     """The report as plain data, in the ``kb.diagnosis/1`` shape."""
     out = []
@@ -79,7 +123,9 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
             "score": f.score,
             "count": f.count,
             "first_line": f.first.line,
+            "last_line": f.last_line,
             "where": _where(f),
+            "places": _places(f),
             "fields": fields,
             "evidence": [{"line": h.line, "text": h.text} for h in f.hits],
             "url": (site_url + path) if path else None,
@@ -180,6 +226,9 @@ ROLE_LABEL = {"root": "ROOT CAUSE", "collateral": "COLLATERAL", "info": "NOTE"}
 
 def to_text(report: dict, name: str = "input") -> str:
     lines = [f"{name}: {report['input']['lines']:,} lines, {report['input']['bytes']:,} bytes"]
+    note = _cut_note(report)
+    if note:
+        lines.append(f"Note: {note}.")
     findings = report["findings"]
     if not any(f["role"] != "info" for f in findings):
         lines.append("No known failure found. The log matched nothing in the atlas.")
@@ -215,11 +264,14 @@ def to_text(report: dict, name: str = "input") -> str:
                         lines.append(f"       $ {cmd}")
         if f["url"]:
             lines.append(f"  more: {f['url']}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(visible(line) for line in lines) + "\n"
 
 
 def to_markdown(report: dict, name: str = "input") -> str:
-    out = [f"### Diagnosis of `{name}`", ""]
+    out = [f"### Diagnosis of {code_span(name)}", ""]
+    note = _cut_note(report)
+    if note:
+        out.extend([f"*Note: {note}.*", ""])
     findings = report["findings"]
     failures = [f for f in findings if f["role"] != "info"]
     if not failures:
@@ -227,15 +279,15 @@ def to_markdown(report: dict, name: str = "input") -> str:
     else:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
-        where = _where_text(root["where"])
+        where = md_text(_where_text(root["where"]))
         out.append(f"**Root cause:** {link} ({root['severity']})" + (f", {where}" if where else ""))
         first = _first_text(report)
         if first:
             out.append("")
-            out.append(f"**Failed first:** {first}")
+            out.append(f"**Failed first:** {md_text(first)}")
     if report.get("recovery_action"):
         out.append("")
-        out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{report['recovery_action']}**")
+        out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{md_text(report['recovery_action'])}**")
     titles = {f["id"]: f["title"] for f in findings}
     for f in findings:
         out.append("")
@@ -247,14 +299,14 @@ def to_markdown(report: dict, name: str = "input") -> str:
             meta.append("likely caused by " + ", ".join(titles.get(c, c) for c in f["caused_by"]))
         where = _where_text(f["where"])
         if where:
-            meta.append(where)
+            meta.append(md_text(where))
         out.append("; ".join(meta))
         out.append("")
-        longest = max((e["text"].count("`") for e in f["evidence"]), default=0)
+        longest = max((len(run) for e in f["evidence"] for run in re.findall("`+", e["text"])), default=0)
         fence = "`" * max(3, longest + 1)
         out.append(fence + "text")
         for e in f["evidence"]:
-            out.append(f"{e['line']}: {e['text']}")
+            out.append(f"{e['line']}: {visible(e['text'])}")
         out.append(fence)
         if f["role"] == "root" and f["fix"]:
             out.append("")

@@ -154,6 +154,18 @@ async function boot(siteUrl) {
   return pyodide;
 }
 
+// One line a reader can act on, never a Python traceback: the last line of a Python error names
+// its kind and message; running out of memory gets advice instead.
+function clearMessage(err) {
+  const text = String(err && err.message ? err.message : err);
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const last = lines.length ? lines[lines.length - 1] : "unknown error";
+  if (/MemoryError|out of memory|Out of bounds memory|Maximum call stack/i.test(text)) {
+    return "This browser tab ran out of memory for this log. Run `kb diagnose FILE` on the command line: it reads logs of any size.";
+  }
+  return (err && err.type ? "The analysis stopped: " : "") + last.slice(0, 300);
+}
+
 function call(name, ...args) {
   return py.globals.get(name)(...args);
 }
@@ -190,6 +202,6 @@ self.onmessage = async (event) => {
         throw new Error(`unknown message ${msg.type}`);
     }
   } catch (err) {
-    self.postMessage({ type: "error", message: String(err && err.message ? err.message : err) });
+    self.postMessage({ type: "error", message: clearMessage(err) });
   }
 };
