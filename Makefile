@@ -62,6 +62,7 @@ bench: setup browser
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/diagnose_bench.py
 	$(BIN)/python bench/browser_bench.py
+	$(BIN)/python bench/field_eval.py
 
 clean:
 	rm -rf site bench/out docs/entries docs/categories docs/xid docs/index.md docs/data

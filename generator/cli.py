@@ -102,7 +102,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from .diagnose_cli import run_eval
 
-    return run_eval(Path(args.folder), Path(args.rules) if args.rules else None, args.engine, args.min_top1)
+    return run_eval(Path(args.folder), Path(args.rules) if args.rules else None, args.engine, args.min_top1,
+                    summary=args.summary)
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -235,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json)")
     p.add_argument("--engine", choices=engines, default="auto", help="prefilter engine (see kb diagnose)")
     p.add_argument("--min-top1", type=float, default=None, help="also exit 1 if the top-1 rate is below this (0..1)")
+    p.add_argument("--summary", action="store_true",
+                   help="print the scores (per family when the labels name one) but no case-by-case misses: "
+                        "for a held-out sample whose misses nobody should read")
     p.set_defaults(func=cmd_eval)
     return parser
 

@@ -111,6 +111,7 @@ class CaseResult:
     initiating: str | None = None  # what the label says failed first, when it says
     initiating_got: str | None = None
     initiating_ok: bool | None = None
+    family: str | None = None  # the family a field-sample case was collected for
 
 
 def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | None]:
@@ -161,11 +162,24 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
             result = CaseResult(case, expected, acceptable, got, bool(got) and got[0] in acceptable,
                                 any(g in acceptable for g in got[:3]))
         result.initiating, result.initiating_got, result.initiating_ok = label.get("initiating"), initiating_got, initiating_ok
+        result.family = str(label["family"]) if label.get("family") else None
         results.append(result)
     return results
 
 
-def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float | None) -> int:
+def family_scores(results: list[CaseResult]) -> list[tuple[str, int, int, int, int, int]]:
+    """Per family: (family, failure cases, top-1, top-3, healthy cases, false positives)."""
+    rows = []
+    for family in sorted({r.family for r in results if r.family}):
+        mine = [r for r in results if r.family == family]
+        failing = [r for r in mine if r.expected != "none"]
+        healthy = [r for r in mine if r.expected == "none"]
+        rows.append((family, len(failing), sum(r.top1 for r in failing), sum(r.top3 for r in failing), len(healthy),
+                     sum(1 for r in healthy if r.got)))
+    return rows
+
+
+def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float | None, summary: bool = False) -> int:
     if not folder.is_dir():
         raise InputError(f"{folder}: no such folder")
     diagnoser = make_diagnoser(ensure_rules(rules_path), engine)
@@ -179,6 +193,11 @@ def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float
     print(f"  top-1: {top1}/{n} ({100 * top1 / n:.0f} %)" if n else "  no cases")
     print(f"  top-3: {top3}/{n} ({100 * top3 / n:.0f} %)" if n else "")
     print(f"  false positives on healthy logs: {false_pos}/{len(nones)}" if nones else "  no healthy (none) cases")
+    for family, n_fail, f1, f3, n_ok, fp in family_scores(results):
+        healthy = f", false positives {fp}/{n_ok}" if n_ok else ""
+        print(f"  {family}: top-1 {f1}/{n_fail}, top-3 {f3}/{n_fail}{healthy}")
+    if summary:
+        return 0 if top3 == n else 1
     labelled = [r for r in results if r.initiating_ok is not None]
     if labelled:
         print(f"  failed first (rank, host or GPU) named right: {sum(r.initiating_ok for r in labelled)}/{len(labelled)}")

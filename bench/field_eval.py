@@ -1,0 +1,52 @@
+"""Score the diagnosis on the field sample (tests/fixtures/field): dev and the untouched holdout.
+
+Writes the "Field sample" section of bench/results.md: top-1, top-3 and false positives on
+healthy logs, per part and per family. Only the scores are printed for the holdout, never
+its misses (see tests/fixtures/field/README.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.chdir(ROOT)
+
+from bench.results_file import section_head, write_section  # noqa: E402
+from generator.diagnose_cli import ensure_rules, evaluate, family_scores, make_diagnoser  # noqa: E402
+
+FIELD = ROOT / "tests" / "fixtures" / "field"
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / b:.0f} %)" if b else "-"
+
+
+def main() -> int:
+    diagnoser = make_diagnoser(ensure_rules(None))
+    rules = diagnoser.rules
+    lines = section_head("Field sample: real logs the project did not write (bench/field_eval.py)")
+    lines += [f"- Corpus: {len(rules['entries'])} entries, {len(rules['signatures'])} signatures", ""]
+    lines += ["| part | family | failure logs | top-1 | top-3 | healthy logs | false positives |",
+              "|---|---|---|---|---|---|---|"]
+    for part in ("holdout", "dev"):
+        results = evaluate(FIELD / part, diagnoser)
+        failing = [r for r in results if r.expected != "none"]
+        healthy = [r for r in results if r.expected == "none"]
+        lines.append(f"| **{part}** | all | {len(failing)} | {_pct(sum(r.top1 for r in failing), len(failing))} | "
+                     f"{_pct(sum(r.top3 for r in failing), len(failing))} | {len(healthy)} | "
+                     f"{sum(1 for r in healthy if r.got)} |")
+        for family, n_fail, top1, top3, n_ok, fp in family_scores(results):
+            lines.append(f"| {part} | {family} | {n_fail} | {_pct(top1, n_fail)} | {_pct(top3, n_fail)} | {n_ok} | {fp} |")
+    lines += ["", "The figures before any work for this sample are in tests/fixtures/field/README.md."]
+    body = "\n".join(lines)
+    write_section("field", body)
+    print(body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

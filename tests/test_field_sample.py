@@ -1,0 +1,57 @@
+"""The field sample (issue 12): complete labels, a holdout of one third per family, no false positives."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.diagnose_cli import ensure_rules, evaluate, make_diagnoser
+
+ROOT = Path(__file__).resolve().parents[1]
+FIELD = ROOT / "tests" / "fixtures" / "field"
+PARTS = ("dev", "holdout")
+
+
+def _labels(part: str) -> list[dict]:
+    return yaml.safe_load((FIELD / part / "labels.yaml").read_text(encoding="utf-8"))
+
+
+def test_every_case_has_its_log_source_query_and_expected_answer() -> None:
+    ids = set()
+    for part in PARTS:
+        logs = {p.stem for p in (FIELD / part / "cases").glob("*.log")}
+        labels = _labels(part)
+        assert {str(item["id"]) for item in labels} == logs
+        for item in labels:
+            assert item["source"].startswith("https://") and item["query"] and int(item["position"]) >= 1
+            assert item["family"] and item["expected"] and len(item["note"]) > 20
+            ids.add(item["id"])
+    assert len(ids) >= 150
+
+
+def test_the_holdout_is_a_third_of_each_family() -> None:
+    def failing(part: str) -> Counter:
+        return Counter(i["family"] for i in _labels(part) if i["expected"] != "none")
+
+    dev, held = failing("dev"), failing("holdout")
+    for family in dev | held:
+        total = dev[family] + held[family]
+        assert held[family] == round(total / 3), family
+    healthy = [i for p in PARTS for i in _labels(p) if i["expected"] == "none"]
+    assert sum(1 for i in _labels("holdout") if i["expected"] == "none") == round(len(healthy) / 3)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_no_finding_on_the_healthy_logs(part: str) -> None:
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        results = evaluate(FIELD / part, make_diagnoser(ensure_rules(None)))
+    finally:
+        os.chdir(old)
+    healthy = [r for r in results if r.expected == "none"]
+    assert healthy and all(not r.got for r in healthy)
