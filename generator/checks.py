@@ -15,7 +15,7 @@ from .errors import Problem
 from .literals import MIN_LITERAL, backtracking_risks, compile_pattern, parse, prefilter_literals
 from .load import LoadedFile
 from .model import Entry
-from .safety import find_unsafe
+from .safety import find_unsafe, rendered_violations
 
 
 class Validator:
@@ -187,8 +187,12 @@ class SafeMarkup(Validator):
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         data = _entry(f).model_dump()
         for loc, text in _strings(data, (), skip=self._CODE_FIELDS):
-            for finding in find_unsafe(text):
+            located = find_unsafe(text)
+            for finding in located:
                 yield f.problem_in_text(self.id, f"{_dotted(loc)} contains {finding.what}", finding.offset, *loc)
+            if not located:  # what the source scan cannot see (an escaped backtick, an attribute list) the HTML shows
+                for what in rendered_violations(text):
+                    yield f.problem(self.id, f"{_dotted(loc)} {what} once rendered as Markdown", *loc)
         if "TODO" in f.text:  # the raw file: cheap to rule out, then located value by value
             for loc, text in _strings(data, (), skip=set()):
                 if "TODO" in text:

@@ -42,10 +42,10 @@ CODES: dict[str, tuple[str, str]] = {
     "KB022": ("counter-example-matched", "tighten the pattern so it no longer matches this line"),
     "KB023": ("regex-unsafe", "rewrite the pattern without nested or adjacent unbounded repeats that can backtrack"),
     "KB024": ("regex-no-literal", "include literal text of at least 4 characters that every match contains, e.g. the message's fixed words"),
-    "KB030": ("malformed-url", "write an absolute http(s) URL such as https://docs.nvidia.com/..."),
+    "KB030": ("malformed-url", "write an absolute http(s) URL such as https://docs.nvidia.com/...; percent-encode ( ) < > \" ' ` and spaces"),
     "KB050": ("shared-sentence", "say it in words specific to this failure; text shared between entries is boilerplate"),
     "KB060": ("placeholder", "replace the TODO: value with real content, or delete the optional field"),
-    "KB040": ("unsafe-html", "write Markdown only; put literal markup such as <unknown> inside `backticks`"),
+    "KB040": ("unsafe-html", "write Markdown only: no raw HTML, attribute lists or remote images; put literal markup such as <unknown> inside `backticks`"),
 }
 
 

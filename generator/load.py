@@ -416,7 +416,12 @@ def _validation_problems(exc: ValidationError, loaded: LoadedFile) -> list[Probl
             hint = f"did you mean '{close[0]}'?" if close else f"allowed: {allowed}"
             problems.append(loaded.problem("KB006", f"{where} must be one of {allowed}; got {_describe(value)}", *loc, hint=hint))
         elif loc and loc[-1] in _URL_FIELDS and kind in ("string_pattern_mismatch", "value_error"):
-            problems.append(loaded.problem("KB030", f"{where} is not a well-formed absolute http(s) URL: {_short(str(err.get('input')))!r}", *loc))
+            reason = err["msg"].removeprefix("Value error, ") if kind == "value_error" else ""
+            if reason.startswith("a URL may not"):  # a character that could end the link: say which, and how to write it
+                message = f"{where}: {reason}: {_short(str(err.get('input')))!r}"
+            else:
+                message = f"{where} is not a well-formed absolute http(s) URL: {_short(str(err.get('input')))!r}"
+            problems.append(loaded.problem("KB030", message, *loc))
         else:
             message = err["msg"]
             if kind == "value_error":

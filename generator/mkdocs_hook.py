@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import Abort
 
-from generator import csp
+from generator import csp, page_guard
 from generator.checks import run_checks
 from generator.corpus import corpus_from_files
 from generator.errors import CorpusError, KbError
@@ -79,10 +79,13 @@ _THIRD_PARTY_FETCHES = (
 
 
 def on_post_page(output: str, page, config) -> str:  # noqa: ANN001
-    """Add the Content-Security-Policy to each page as MkDocs writes it."""
+    """Check each page as MkDocs writes it (nothing that runs or fetches) and add the policy."""
     start = time.perf_counter()
-    html, hashes = csp.inject(output)
-    _state.setdefault("script_hashes", set()).update(hashes)
+    try:
+        page_guard.check(output, page.file.src_uri)
+    except KbError as exc:
+        raise Abort(str(exc)) from None
+    html = csp.inject(output)
     _state["csp_seconds"] = _state.get("csp_seconds", 0.0) + time.perf_counter() - start
     return html
 
@@ -108,10 +111,13 @@ def on_post_build(config, **kwargs) -> None:  # noqa: ANN001
     # pages MkDocs writes outside on_post_page (404.html) get the policy here
     for extra in (site / "404.html",):
         if extra.exists():
-            html, hashes = csp.inject(extra.read_text(encoding="utf-8"))
-            extra.write_text(html, encoding="utf-8")
-            _state.setdefault("script_hashes", set()).update(hashes)
-    csp.write_headers(site, _state.get("script_hashes", set()))
+            text = extra.read_text(encoding="utf-8")
+            try:
+                page_guard.check(text, extra.name)
+            except KbError as exc:
+                raise Abort(str(exc)) from None
+            extra.write_text(csp.inject(text), encoding="utf-8")
+    csp.write_headers(site)
     timing_file = os.environ.get("KB_HOOK_TIMING")
     if timing_file and "timing" in _state:  # the build benchmark reads the generator's own share from here
         timing = _state["timing"]

@@ -81,16 +81,26 @@ Markdown = Annotated[str, StringConstraints(min_length=1)]
 
 EntryId = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=80)]
 
-_SPACE = re.compile(r"\s")
+# What a URL may hold: RFC 3986's unreserved and reserved characters and percent escapes,
+# less those that can end a Markdown link or an HTML attribute: ( ) < > " ' ` [ ] { } | \ ^
+# and white space. Write any of them percent-encoded (")" as %29).
+_URL_BAD = re.compile(r"[^A-Za-z0-9\-._~:/?#@!$&*+,;=%]")
 
 
 def _check_url(value: str) -> str:
-    if _SPACE.search(value):
-        raise ValueError("a URL contains no white space")
+    bad = _URL_BAD.search(value)
+    if bad:
+        ch = bad.group(0)
+        shown = repr(ch) if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
+        raise ValueError(f"a URL may not contain {shown} (it could end a link or an attribute); "
+                         f"write it percent-encoded as %{ord(ch):02X}" if ord(ch) < 128 else
+                         f"a URL may not contain {shown}; percent-encode it")
     parts = urlsplit(value)
     host = parts.hostname or ""
     if parts.scheme not in ("http", "https") or "." not in host or host.startswith(".") or host.endswith("."):
         raise ValueError("not a well-formed absolute http(s) URL")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("a URL may not carry a user name or password before its host")
     return value
 
 
@@ -98,7 +108,7 @@ HttpUrl = Annotated[
     str,
     StringConstraints(min_length=1, max_length=2000),
     AfterValidator(_check_url),
-    WithJsonSchema({"type": "string", "format": "uri", "pattern": "^https?://[^\\s]+$"}),
+    WithJsonSchema({"type": "string", "format": "uri", "pattern": "^https?://[A-Za-z0-9\\-._~:/?#@!$&*+,;=%]+$"}),
 ]
 """An absolute http(s) URL. Checked again, more strictly, by the URL validator."""
 

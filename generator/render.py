@@ -19,7 +19,7 @@ from . import config, datasets
 from .corpus import Corpus
 from .errors import relative_path
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
-from .safety import escape_attribute, escape_markdown, escape_text, fence
+from .safety import escape_attribute, escape_markdown, escape_text, fence, safe_url
 
 TEMPLATES = Path(__file__).with_name("templates")
 GENERATED = ("entries", "categories", "xid", "data")
@@ -46,6 +46,7 @@ def environment() -> Environment:
     env.filters["text"] = escape_text
     env.filters["attr"] = escape_attribute
     env.filters["fence"] = fence
+    env.filters["url"] = safe_url
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["indent4"] = lambda s: "\n".join(("    " + line) if line.strip() else "" for line in s.splitlines())
     env.filters["first_sentence"] = lambda text: datasets.first_sentence(text)[:300]  # page description

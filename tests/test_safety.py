@@ -75,3 +75,56 @@ def test_escape_text_cannot_break_a_link_or_a_table_cell() -> None:
     out = escape_text("bind to [::]:29500 | `code` *x* <b>")
     for ch in "[]|`*<>":
         assert ch not in out, ch
+
+
+def test_an_escaped_backtick_opens_no_code_span() -> None:
+    text = "see \\`<script>alert(1)</script>\\` here"
+    assert find_unsafe(text) and "&lt;script" in escape_markdown(text)
+
+
+def test_a_code_span_does_not_cross_paragraphs_or_list_items() -> None:
+    for text in ("opens `here\n\n<img src=x onerror=alert(1)> closes` there",
+                 "- item `one\n- <img src=x onerror=alert(1)> two`"):
+        assert find_unsafe(text), text
+        assert "<img" not in escape_markdown(text)
+    assert find_unsafe("a span `that runs\nover two lines <x>` is code") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("<b onmouseover=alert(1)>x</b>", "attribute onmouseover"),
+    ("[x](javascript:alert(1))", "renders a link to 'javascript:alert(1)'"),
+    ("![p](https://evil.example/p.png)", "renders an image from 'https://evil.example/p.png'"),
+    ("<!-- hidden -->", "renders an HTML comment"),
+    ("<iframe src=x></iframe>", "renders a <iframe> element"),
+])
+def test_rendered_html_is_checked_against_the_allow_list(text: str, expected: str) -> None:
+    from generator.safety import rendered_violations
+
+    found = rendered_violations(text)
+    assert any(expected in v for v in found), found
+
+
+def test_ordinary_markdown_renders_within_the_allow_list() -> None:
+    from generator.safety import rendered_violations
+
+    text = ("Use **`nvidia-smi -q`** and see [the guide](https://docs.nvidia.com/x), [Xid 79](xid-79.md) or\n"
+            "![diagram](../img/a.png).\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n\n1. one\n2. two\n\n> quoted & fine\n")
+    assert rendered_violations(text) == []
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://docs.nvidia.com/x)<script>", "https://docs.nvidia.com/x%29%3Cscript%3E"),
+    ('https://e.org/"a b', "https://e.org/%22a%20b"),
+    ("javascript:alert(1)", "#unsafe-link"),
+    ("https://e.org/ok?a=1&b=2#f", "https://e.org/ok?a=1&b=2#f"),
+])
+def test_urls_in_link_targets_are_encoded(url: str, shown: str) -> None:
+    from generator.safety import safe_url
+
+    assert safe_url(url) == shown
+
+
+def test_attribute_lists_and_remote_images_are_inert_after_escaping() -> None:
+    out = escape_markdown('para\n{: onclick="x" }\n\n![p](https://evil.example/p.png) ![ok](../a.png) `{: kept }`')
+    assert "{:" not in out.replace("`{: kept }`", "") and "&#123;: onclick" in out
+    assert "&#33;[p](https://evil.example/p.png)" in out and "![ok](../a.png)" in out
