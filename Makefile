@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup browser validate schema pages build serve test test-fast bench clean help
+.PHONY: setup browser validate schema pages build serve test test-fast bench fuzz clean help
 
 help:
 	@echo "make serve    set up, build the site and serve it on http://127.0.0.1:8000"
@@ -66,3 +66,7 @@ bench: setup browser
 
 clean:
 	rm -rf site bench/out docs/entries docs/categories docs/xid docs/index.md docs/data
+
+# Long fuzzing run (Hypothesis, profile "fuzz"); `make test` runs the same properties briefly.
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_fuzz.py -p no:cacheprovider

@@ -12,7 +12,10 @@ import re
 from typing import Iterable, Iterator
 
 from .errors import Problem
-from .literals import MIN_LITERAL, backtracking_risks, compile_pattern, parse, prefilter_literals
+from .matcher import backtracking
+from .literals import MIN_LITERAL, compile_pattern, parse, prefilter_literals
+from .regex_budget import SECONDS as REGEX_SECONDS
+from .regex_budget import RegexTimeout, budget
 from .load import LoadedFile
 from .model import Entry
 from .safety import find_unsafe, rendered_violations
@@ -131,7 +134,10 @@ class UniqueSignatureIds(Validator):
 
 
 class SignaturesWork(Validator):
-    """Each pattern compiles, matches every example and no counter-example."""
+    """Each pattern compiles, matches every example and no counter-example.
+
+    A pattern that could backtrack (KB023) or nests too deeply (KB025) is never run: its
+    examples wait until it is fixed. Every run has a time budget as a last guard."""
 
     id = "KB020"
     description = "Patterns compile (KB020), match their examples (KB021) and not their counter-examples (KB022)."
@@ -145,21 +151,37 @@ class SignaturesWork(Validator):
                 yield f.problem("KB020", f"signature '{sig.id}': pattern does not compile: {exc.msg}{where}",
                                 "signatures", i, "pattern")
                 continue
+            except (RecursionError, OverflowError, MemoryError):
+                continue  # reported as KB025 by SignaturesLinear
+            if backtracking.risks(sig.pattern):
+                continue  # reported by SignaturesLinear; running it could take hours
+            try:
+                yield from self._run(f, i, sig, rx)
+            except RegexTimeout:
+                yield f.problem("KB023", f"signature '{sig.id}': pattern ran over {REGEX_SECONDS:g} s on one "
+                                "of its lines; it backtracks", "signatures", i, "pattern")
+
+    @staticmethod
+    def _run(f: LoadedFile, i: int, sig, rx: re.Pattern) -> Iterator[Problem]:  # noqa: ANN001
+        found = []
+        with budget():
             for j, example in enumerate(sig.examples):
                 if not rx.search(example.line):
-                    yield f.problem("KB021", f"signature '{sig.id}' does not match its example: {_short(example.line)!r}",
-                                    "signatures", i, "examples", j, "line")
+                    found.append(f.problem("KB021", f"signature '{sig.id}' does not match its example: {_short(example.line)!r}",
+                                           "signatures", i, "examples", j, "line"))
             for j, counter in enumerate(sig.counter_examples):
                 if rx.search(counter):
-                    yield f.problem("KB022", f"signature '{sig.id}' matches its counter-example: {_short(counter)!r}",
-                                    "signatures", i, "counter_examples", j)
+                    found.append(f.problem("KB022", f"signature '{sig.id}' matches its counter-example: {_short(counter)!r}",
+                                           "signatures", i, "counter_examples", j))
+        yield from found
 
 
 class SignaturesLinear(Validator):
     """Patterns stay in a linear-time subset and carry a literal the prefilter can look for."""
 
     id = "KB023"
-    description = "Patterns cannot backtrack catastrophically (KB023) and contain a literal the prefilter uses (KB024)."
+    description = ("Patterns cannot backtrack catastrophically (KB023), contain a literal the prefilter uses (KB024) "
+                   "and do not nest too deeply (KB025).")
 
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         for i, sig in enumerate(_entry(f).signatures):
@@ -167,8 +189,16 @@ class SignaturesLinear(Validator):
                 parse(sig.pattern)  # the analysis needs the parse tree only (cached, unlike compiled patterns)
             except re.error:
                 continue  # reported by SignaturesWork
-            for risk in backtracking_risks(sig.pattern):
-                yield f.problem("KB023", f"signature '{sig.id}': pattern has {risk}", "signatures", i, "pattern")
+            except (RecursionError, OverflowError, MemoryError):
+                yield f.problem("KB025", f"signature '{sig.id}': pattern nests too deeply to compile",
+                                "signatures", i, "pattern")
+                continue
+            risks = backtracking.risks(sig.pattern)
+            for risk in risks:
+                code = "KB025" if risk.startswith("groups nested too deeply") else "KB023"
+                yield f.problem(code, f"signature '{sig.id}': pattern has {risk}", "signatures", i, "pattern")
+            if any(r.startswith("groups nested too deeply") for r in risks):
+                continue
             literals, _ = prefilter_literals(sig.pattern)
             if not literals or any(len(lit.strip()) < MIN_LITERAL for lit in literals):
                 yield f.problem("KB024", f"signature '{sig.id}': pattern has no literal text of {MIN_LITERAL} or more "

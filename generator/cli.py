@@ -81,7 +81,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         _print_problems(exc.problems)
         print(f"kb build: {exc}; nothing was written", file=sys.stderr)
         return 1
-    stats = write_pages(pages(corpus, REPO_ROOT), Path(args.docs))
+    from .build_lock import BuildLock
+
+    lock = BuildLock(REPO_ROOT)
+    lock.hold()
+    try:
+        stats = write_pages(pages(corpus, REPO_ROOT), Path(args.docs))
+    finally:
+        lock.release()
     print(f"kb build: {plural(len(corpus.entries), 'entry')}; {plural(stats.written, 'page')} written, "
           f"{stats.unchanged} unchanged, {stats.removed} removed ({args.docs})")
     return 0

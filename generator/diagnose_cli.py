@@ -59,6 +59,8 @@ class OpenedInput:
 def open_input(target: str) -> OpenedInput:
     """Open a log path or '-' (standard input); refuse folders, missing and unreadable files."""
     if target == "-":
+        if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
+            raise InputError("standard input is closed; pipe a log in (dmesg | kb diagnose -) or pass a file")
         return OpenedInput(sys.stdin.buffer, "stdin")
     path = Path(target)
     if path.is_dir():

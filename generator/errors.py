@@ -31,6 +31,7 @@ CODES: dict[str, tuple[str, str]] = {
     "KB004": ("wrong-type", "change the value to the expected type; quote text that YAML reads as a number or a boolean"),
     "KB005": ("missing-field", "add the field; the field reference is in docs/contributing.md"),
     "KB006": ("invalid-value", "use one of the allowed values listed in docs/contributing.md"),
+    "KB007": ("yaml-alias", "write the value out in full where it is needed; entries use no YAML anchors (&) or aliases (*)"),
     "KB010": ("id-mismatch", "make `id` equal to the file name without .yaml, or rename the file"),
     "KB011": ("duplicate-id", "give each entry a unique id; merge the two entries if they describe the same failure"),
     "KB012": ("unknown-relation", "name an existing entry id, or add that entry first"),
@@ -41,6 +42,7 @@ CODES: dict[str, tuple[str, str]] = {
     "KB021": ("example-not-matched", "fix the pattern so it matches this real line, or move the line to another signature"),
     "KB022": ("counter-example-matched", "tighten the pattern so it no longer matches this line"),
     "KB023": ("regex-unsafe", "rewrite the pattern without nested or adjacent unbounded repeats that can backtrack"),
+    "KB025": ("regex-too-deep", "flatten the pattern: a signature needs no more than a few levels of groups"),
     "KB024": ("regex-no-literal", "include literal text of at least 4 characters that every match contains, e.g. the message's fixed words"),
     "KB030": ("malformed-url", "write an absolute http(s) URL such as https://docs.nvidia.com/...; percent-encode ( ) < > \" ' ` and spaces"),
     "KB050": ("shared-sentence", "say it in words specific to this failure; text shared between entries is boilerplate"),
@@ -104,7 +106,7 @@ def relative_path(path: Path, root: Path) -> str | None:
         return absolute[len(base) + 1:].replace(os.sep, "/")
     try:
         return path.resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # not below root, or a symbolic link loop
         return None
 
 

@@ -15,7 +15,8 @@ import json
 import re
 from pathlib import Path
 
-from . import __version__
+from . import __version__, atomic
+from .errors import InputError
 from .corpus import Corpus
 from .literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
 from .model import Entry
@@ -151,8 +152,8 @@ def write_rules(corpus: Corpus, path: Path) -> dict:
     rules = compile_rules(corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(rules, indent=1, ensure_ascii=False) + "\n"
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, not a rules file; remove it and run 'kb rules' again")
+    if not path.exists() or path.read_bytes() != text.encode("utf-8"):
+        atomic.write_text(path, text)
     return rules

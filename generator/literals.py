@@ -1,15 +1,13 @@
-"""Static analysis of signature patterns: required literal text, and backtracking risk.
+"""Static analysis of signature patterns: the literal text every match contains.
 
-Both work on the parse tree of Python's own regular-expression parser, so they judge the
+It works on the parse tree of Python's own regular-expression parser, so they judge the
 pattern exactly as ``re`` will run it.
 
 - ``required_runs`` lists the literal strings every match must contain, and
   ``prefilter_literals`` picks the rarest of them (or the alternatives of a required
   alternation): a line without it cannot match, so the matcher runs the regex only on
   lines that contain it.
-- ``backtracking_risks`` names constructs that can make a backtracking engine take
-  polynomial or exponential time on a long line (nested unbounded repeats, several
-  unbounded wildcard repeats, backreferences, lookarounds that RE2 cannot run).
+Backtracking risk is judged in ``generator.backtracking``.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _compiler  # type: ignore[attr-defined]
 from re import _parser as P  # type: ignore[attr-defined]
 
-UNBOUNDED = C.MAXREPEAT
 
 
 def compile_pattern(pattern: str) -> re.Pattern:
@@ -102,60 +99,6 @@ def required_runs(pattern: str) -> tuple[list[str], bool]:
     """
     runs, ignore_case = _required_runs(pattern)
     return list(runs), ignore_case
-
-
-_WILDCARD_IN = {C.CATEGORY, C.NEGATE}
-
-
-def _is_broad(op: object, av: object) -> bool:
-    """A single-character item that matches most characters: '.', \\S, [^...]."""
-    if op is C.ANY:
-        return True
-    if op is C.NOT_LITERAL:
-        return True
-    if op is C.IN:
-        for item_op, item_av in av:  # type: ignore[union-attr]
-            if item_op is C.NEGATE:
-                return True
-            if item_op is C.CATEGORY and item_av in (C.CATEGORY_NOT_SPACE, C.CATEGORY_NOT_DIGIT, C.CATEGORY_NOT_WORD):
-                return True
-    return False
-
-
-def backtracking_risks(pattern: str) -> list[str]:
-    """Reasons this pattern could backtrack badly, or lacks RE2 support; empty when safe."""
-    risks: list[str] = []
-    broad_unbounded = 0
-
-    def walk(items: list, depth_unbounded: int) -> None:
-        nonlocal broad_unbounded
-        for op, av in items:
-            if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-                lo, hi, body = av
-                unbounded = hi is UNBOUNDED or hi > 1000
-                if unbounded and depth_unbounded:
-                    risks.append("an unbounded repeat inside another unbounded repeat (like (a+)+)")
-                body_items = list(body)
-                if unbounded and len(body_items) == 1 and _is_broad(*body_items[0]):
-                    broad_unbounded += 1
-                walk(body_items, depth_unbounded + (1 if unbounded else 0))
-            elif op is C.SUBPATTERN:
-                walk(list(av[3]), depth_unbounded)
-            elif op is C.BRANCH:
-                for alt in av[1]:
-                    walk(list(alt), depth_unbounded)
-            elif op in (C.ASSERT, C.ASSERT_NOT):
-                risks.append("a lookahead or lookbehind (not in the linear-time subset)")
-                walk(list(av[1]), depth_unbounded)
-            elif op in (C.GROUPREF, C.GROUPREF_EXISTS):
-                risks.append("a backreference (not in the linear-time subset)")
-            elif op is C.ATOMIC_GROUP:
-                walk(list(av), depth_unbounded)
-
-    walk(list(parse(pattern)), 0)
-    if broad_unbounded > 2:
-        risks.append(f"{broad_unbounded} unbounded wildcard repeats such as .* (at most 2)")
-    return list(dict.fromkeys(risks))
 
 
 MIN_LITERAL = 4

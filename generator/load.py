@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -105,6 +106,7 @@ def _build(loader: EntryLoader, node: yaml.Node, containers: set[int]) -> Any:
 
 
 MAX_ENTRY_BYTES = 1_000_000
+MAX_NESTING = 32  # deeper values are refused before construction (it recurses)
 
 
 @dataclass
@@ -169,17 +171,45 @@ def entry_files(root: Path) -> list[Path]:
         raise InputError(f"{display_path(root)}: no such folder; pass the folder that holds the entries (default kb/entries)")
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*.yaml") if p.is_file() and not p.name.startswith("."))
+    # every path named like an entry, whatever it is: a folder, a dangling link or a FIFO named
+    # *.yaml is reported by load_file rather than skipped in silence
+    return sorted(p for p in root.rglob("*.yaml") if not p.name.startswith("."))
+
+
+def _not_a_file(path: Path) -> tuple[str, str] | None:
+    """Why ``path`` is no entry file to read (message, hint), or None for a regular file.
+
+    Checked before opening: reading a FIFO named like an entry would block for ever."""
+    import errno
+    import stat as st
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop", "replace the link with the entry file itself"
+        if path.is_symlink():
+            return f"is a symbolic link to {os.readlink(path)!r}, which does not exist", "fix or remove the link"
+        return f"cannot be read: {exc.strerror or exc}", "check that the file exists and is readable"
+    if st.S_ISDIR(mode):
+        return "is a folder named like an entry file", "rename the folder: only entry files may end in .yaml"
+    if not st.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device)", "replace it with the entry file, or remove it"
+    return None
 
 
 def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:
     """Load and validate one entry file, collecting every problem found in it."""
     shown = display_path(path)
     loaded = LoadedFile(path, shown, None)
+    unusable = _not_a_file(path)
+    if unusable:
+        return loaded, [Problem(shown, 1, 1, "KB001", unusable[0], unusable[1])]
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return loaded, [Problem(shown, 1, 1, "KB001", f"cannot read the file: {exc.strerror or exc}")]
+        return loaded, [Problem(shown, 1, 1, "KB001", f"cannot read the file: {exc.strerror or exc}",
+                                "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file")]
     if len(raw) > MAX_ENTRY_BYTES:
         return loaded, [Problem(shown, 1, 1, "KB001", f"file is {len(raw):,} bytes; an entry is at most {MAX_ENTRY_BYTES:,}",
                                 "split the entry, or move long logs out of it")]
@@ -218,6 +248,8 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
     loaded._node = node
 
     problems = list(_duplicate_keys(node, shown))
+    if any(p.code in ("KB007", "KB001") for p in problems):
+        return loaded, problems  # never construct: an alias can stand for billions of values
     if node is None or not isinstance(node, yaml.MappingNode):
         line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
         problems.append(Problem(shown, line, col, "KB004", "an entry file must hold a mapping of fields (key: value)",
@@ -302,11 +334,31 @@ def _node_at(node: yaml.Node | None, loc: Iterable[str | int]) -> yaml.Node | No
 
 
 def _duplicate_keys(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
+    """Duplicate keys (KB002) and anchors used through aliases (KB007), in one linear walk.
+
+    The walk never follows a node twice: in the composed tree an alias is the very node its
+    anchor names, so a second visit is an alias, and a nine-level alias bomb of 1 KB (a
+    billion values once expanded) costs no more than its own text."""
     if node is None:
         return
-    stack = [node]
+    stack = [(node, 0)]
+    seen_nodes: set[int] = set()
+    aliased: set[int] = set()
     while stack:
-        current = stack.pop()
+        current, depth = stack.pop()
+        if depth > MAX_NESTING:
+            yield Problem(shown, current.start_mark.line + 1, current.start_mark.column + 1, "KB001",
+                          f"values nested more than {MAX_NESTING} levels deep; an entry needs a few",
+                          "flatten the structure: entries hold fields, lists of steps and short mappings")
+            return
+        if id(current) in seen_nodes:
+            if id(current) not in aliased:
+                aliased.add(id(current))
+                yield Problem(shown, current.start_mark.line + 1, current.start_mark.column + 1, "KB007",
+                              "this value has an anchor (&name) that is used again through an alias (*name); "
+                              "entries may not use anchors or aliases")
+            continue
+        seen_nodes.add(id(current))
         if isinstance(current, yaml.MappingNode):
             seen: dict[str, yaml.Node] = {}
             for k, v in current.value:
@@ -317,9 +369,11 @@ def _duplicate_keys(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
                                       f"duplicate key '{k.value}' (first defined on line {first})")
                     else:
                         seen[k.value] = k
-                stack.append(v)
+                else:
+                    stack.append((k, depth + 1))
+                stack.append((v, depth + 1))
         elif isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
+            stack.extend((item, depth + 1) for item in current.value)
 
 
 # --- pydantic errors to problems -----------------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 from mkdocs.exceptions import Abort
 
 from generator import csp, page_guard
+from generator.build_lock import BuildLock
 from generator.checks import run_checks
 from generator.corpus import corpus_from_files
 from generator.errors import CorpusError, KbError
@@ -27,6 +28,7 @@ from generator.site_assets import write_doctor
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _state: dict = {}  # the corpus loaded before the build, reused after it
+_lock = BuildLock(REPO_ROOT)  # one build at a time in this checkout: held from pre-build to post-build
 
 
 def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks by name
@@ -38,6 +40,10 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
         clock.append(time.perf_counter())
         return clock[-1] - clock[-2]
 
+    try:
+        _lock.hold()
+    except KbError as exc:
+        raise Abort(str(exc)) from None
     # everything built here stays alive until the build ends: pausing the cyclic collector
     # keeps it from re-scanning a growing heap (which made large corpora non-linear)
     collecting = gc.isenabled()
@@ -57,10 +63,12 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
         write_pages(generated, Path(config.docs_dir))
         phases["write"] = lap()
     except CorpusError as exc:
+        _lock.release()
         for problem in exc.problems:
             print(problem.format(), file=sys.stderr)
         raise Abort(f"the corpus has {exc}; fix them and build again") from None
     except KbError as exc:
+        _lock.release()
         raise Abort(str(exc)) from None
     finally:
         if collecting:
@@ -90,7 +98,18 @@ def on_post_page(output: str, page, config) -> str:  # noqa: ANN001
     return html
 
 
+def on_build_error(error, **kwargs) -> None:  # noqa: ANN001
+    _lock.release()
+
+
 def on_post_build(config, **kwargs) -> None:  # noqa: ANN001
+    try:
+        _post_build(config)
+    finally:
+        _lock.release()
+
+
+def _post_build(config) -> None:  # noqa: ANN001
     site = Path(config.site_dir)
     start = time.perf_counter()
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from . import config, datasets
+from . import atomic, config, datasets
 from .corpus import Corpus
 from .errors import relative_path
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
@@ -142,9 +142,7 @@ def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
         if path.read_text(encoding="utf-8") == content:
             unchanged += 1
             continue
-        tmp = path.with_suffix(path.suffix + ".tmp")  # replace atomically: `mkdocs serve` may be reading it
-        tmp.write_text(content, encoding="utf-8")
-        tmp.replace(path)
+        atomic.write_text(path, content)  # `mkdocs serve` may be reading it, another build writing it
         written += 1
     return RenderStats(written, unchanged, removed)
 

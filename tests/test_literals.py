@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generator.literals import backtracking_risks, compile_pattern, prefilter_literals, rarity, required_runs
+from generator.literals import compile_pattern, prefilter_literals, rarity, required_runs
 
 
 @pytest.mark.parametrize("pattern, runs", [
@@ -46,21 +46,6 @@ def test_an_everyday_word_gives_way_to_a_rarer_alternation() -> None:
 def test_rarity_ranks_everyday_words_below_distinctive_text() -> None:
     assert rarity("loss") < 0 < rarity(": nan") < rarity("Killed process ")
     assert rarity("error") < rarity("ECC")
-
-
-@pytest.mark.parametrize("pattern, reason", [
-    (r"^(a+)+b", "inside another unbounded repeat"),
-    (r"x.*y.*z.*w", "3 unbounded wildcard repeats"),
-    (r"foo(?=bar)", "lookahead or lookbehind"),
-    (r"(abc)\1", "backreference"),
-])
-def test_backtracking_risks_are_named(pattern: str, reason: str) -> None:
-    assert any(reason in risk for risk in backtracking_risks(pattern)), backtracking_risks(pattern)
-
-
-@pytest.mark.parametrize("pattern", [r"NVRM: Xid \([^)]{4,40}\): 43, pid=", r"a.*b.*c", r"(?:ab){1,3}c+"])
-def test_linear_patterns_have_no_risk(pattern: str) -> None:
-    assert backtracking_risks(pattern) == []
 
 
 def test_compile_pattern_behaves_like_re_compile() -> None:

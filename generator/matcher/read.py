@@ -64,6 +64,7 @@ class ChunkReader:
         self.line = 1
         self.carry = b""
         self.tail: bytes | None = None  # inside an over-long stretch: its last bytes after the head
+        self.partial = False  # pieces of the current line went out already (it counts even if nothing is left)
 
     def feed(self, block: bytes) -> list[Chunk]:
         out: list[Chunk] = []
@@ -80,6 +81,7 @@ class ChunkReader:
         if cut >= 0:
             self._lines(data[: cut + 1], out)
             data = data[cut + 1:]
+            self.partial = False
         self.carry = data
         if len(self.carry) > MAX_LINE_BYTES:
             self._bound_carry(out)
@@ -92,10 +94,12 @@ class ChunkReader:
                 out.append(Chunk(clean(self.tail) + b"\n", self.line))
             self.tail = None
             self.line += 1
-        elif self.carry:
-            self._pieces(self.carry, out)
+        elif self.carry or self.partial:
+            if self.carry:
+                self._pieces(self.carry, out)
             self.line += 1
             self.carry = b""
+        self.partial = False
         self.stats.lines = self.line - 1
         return out
 
@@ -151,7 +155,9 @@ class ChunkReader:
         if cr >= 0:
             self._pieces(self.carry[:cr], out)
             self.carry = self.carry[cr + 1:]
+            self.partial = True
         if len(self.carry) > MAX_LINE_BYTES:
+            self.partial = True
             self.stats.cut_lines += 1
             out.append(Chunk(clean(self.carry[:MAX_LINE_BYTES]) + b"\n", self.line))
             self.tail = self.carry[MAX_LINE_BYTES:][-MAX_LINE_BYTES:]
@@ -170,6 +176,7 @@ class ChunkReader:
         self.tail = None
         if block[end:end + 1] == b"\n":
             self.line += 1
+            self.partial = False
         return block[end + 1:]
 
 

@@ -3,14 +3,21 @@
 The file is written by the generator (``generator/export.py``). Its ``format`` must be one
 this matcher understands, and its ``hash`` must equal the SHA-256 of its content, so a
 hand-edited or truncated file is refused with a clear message instead of misdiagnosing.
+
+A hash proves nothing against a file written to harm (anyone can compute one), so the
+content is checked too: every key the matcher reads is there with the right type, every
+pattern compiles and passes the backtracking analysis that validation applies. Whatever the
+file holds, loading it ends in a rules document or in one ``RulesError`` line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
+from .backtracking import risks
 from .errors import RulesError
 
 SUPPORTED_FORMATS = ("kb.rules/1",)
@@ -36,7 +43,62 @@ def check(doc: object, where: str = "rules") -> dict:
     for key in ("entries", "signatures", "anchors", "xid_entries"):
         if key not in doc:
             raise RulesError(f"{where}: missing '{key}'")
+    problem = _shape_problem(doc)
+    if problem:
+        raise RulesError(f"{where}: {problem}; rebuild the rules with 'kb rules'")
     return doc
+
+
+_ENTRY_KEYS = {"title": str, "category": str, "severity": str, "owner": str, "summary": str, "fix": list,
+               "causes": list, "caused_by": list}
+_SIGNATURE_KEYS = {"entry": str, "id": str, "pattern": str, "literals": list, "ignore_case": bool}
+_ANCHOR_KEYS = {"text": str, "ignore_case": bool, "signatures": list}
+
+
+def _wrong(item: object, keys: dict) -> str | None:
+    if not isinstance(item, dict):
+        return "not an object"
+    for key, kind in keys.items():
+        if not isinstance(item.get(key), kind):
+            return f"'{key}' missing or not {kind.__name__}"
+    return None
+
+
+def _shape_problem(doc: dict) -> str | None:
+    """What in the document the matcher could not use, or None."""
+    entries, signatures, anchors = doc["entries"], doc["signatures"], doc["anchors"]
+    if not isinstance(entries, dict) or not isinstance(signatures, list) or not isinstance(anchors, list):
+        return "'entries' must be an object, 'signatures' and 'anchors' lists"
+    for key in ("xid_entries", "sxid_entries"):
+        table = doc.get(key, {})
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            return f"'{key}' must map codes to entry ids"
+    if not all(k.isdigit() and len(k) <= 6 for k in doc["xid_entries"]):
+        return "'xid_entries' keys must be Xid codes"
+    for eid, meta in entries.items():
+        wrong = _wrong(meta, _ENTRY_KEYS)
+        if wrong:
+            return f"entry '{eid}': {wrong}"
+    for i, sig in enumerate(signatures):
+        wrong = _wrong(sig, _SIGNATURE_KEYS)
+        if wrong:
+            return f"signature {i}: {wrong}"
+        if not all(isinstance(lit, str) for lit in sig["literals"]):
+            return f"signature {i}: 'literals' must be text"
+        try:
+            danger = risks(sig["pattern"])  # judged before compiling: a deep pattern overflows the compiler
+            if danger:
+                return f"signature '{sig['id']}': pattern has {danger[0]}"
+            re.compile(sig["pattern"], re.IGNORECASE if sig["ignore_case"] else 0)
+        except (re.error, RecursionError, OverflowError, MemoryError) as exc:
+            return f"signature '{sig['id']}': pattern does not compile ({str(exc)[:80] or type(exc).__name__})"
+    for i, anchor in enumerate(anchors):
+        wrong = _wrong(anchor, _ANCHOR_KEYS)
+        if wrong:
+            return f"anchor {i}: {wrong}"
+        if not all(isinstance(n, int) and 0 <= n < len(signatures) for n in anchor["signatures"]):
+            return f"anchor {i}: names a signature that does not exist"
+    return None
 
 
 def load(path: str | Path) -> dict:
@@ -45,10 +107,18 @@ def load(path: str | Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RulesError(f"{path}: no rules file; build it with 'kb rules'") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(f"{path}: cannot read the rules file: {exc}") from None
+    except IsADirectoryError:
+        raise RulesError(f"{path}: is a folder, not a rules file; remove it and run 'kb rules'") from None
+    except UnicodeDecodeError:
+        raise RulesError(f"{path}: not a rules file (not UTF-8 text); remove it and run 'kb rules'") from None
+    except OSError as exc:
+        raise RulesError(f"{path}: cannot read the rules file: {exc.strerror or exc}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RulesError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise RulesError(f"{path}: not a rules file: JSON nested too deeply; rebuild it with 'kb rules'") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise RulesError(f"{path}: not a rules file: {str(exc)[:100]}; rebuild it with 'kb rules'") from None
     return check(doc, str(path))

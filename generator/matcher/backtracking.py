@@ -1,0 +1,277 @@
+"""Can a pattern make a backtracking engine run for a very long time? A static answer.
+
+The matcher runs signatures with Python's ``re`` (and Pyodide's, in the browser): a pattern
+that can match the same text in many ways backtracks through all of them before it fails, and
+on a 64 KiB log line that is hours. This module judges a pattern on the parse tree of Python's
+own parser and names each construct that lets a repeat split the text in more than one way:
+
+- an unbounded repeat inside another (``(a+)+``);
+- alternatives that can start with the same character, inside an unbounded repeat (``(a|aa)+``);
+- two unbounded repeats in a row whose characters overlap (``\\d*\\d*``, ``[a-z]+[a-z]+``),
+  also when only optional items sit between them;
+- a repeat counted more than once whose body holds an unbounded repeat that can swallow what
+  starts the next round (``(.*a){20}``);
+- more than two unbounded wildcards (``.*``, ``\\S+``, ``[^x]*``) in one pattern;
+- lookarounds and backreferences (outside the linear-time subset RE2 runs).
+
+Characters are tracked as sets: a ``CharSet`` is either a finite set of characters or "every
+character except" a finite set. The analysis is approximate on the safe side: it may refuse
+a pattern that would in fact run fast, never the other way round for these shapes.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as P  # type: ignore[attr-defined]
+
+UNBOUNDED = C.MAXREPEAT
+LARGE = 1000  # a bounded repeat over this many is treated as unbounded
+MAX_DEPTH = 40  # nesting deeper than this is refused outright (and cannot overflow the analysis)
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+
+_DIGITS = frozenset("0123456789")
+_SPACE = frozenset(" \t\n\r\f\v")
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+@dataclass(frozen=True)
+class CharSet:
+    chars: frozenset = frozenset()
+    negated: bool = False  # True: every character except ``chars``
+
+    def overlaps(self, other: "CharSet") -> bool:
+        if self.negated and other.negated:
+            return True
+        if self.negated:
+            return bool(other.chars - self.chars)
+        if other.negated:
+            return bool(self.chars - other.chars)
+        return bool(self.chars & other.chars)
+
+    def __or__(self, other: "CharSet") -> "CharSet":
+        if self.negated and other.negated:
+            return CharSet(self.chars & other.chars, True)
+        if self.negated:
+            return CharSet(self.chars - other.chars, True)
+        if other.negated:
+            return CharSet(other.chars - self.chars, True)
+        return CharSet(self.chars | other.chars)
+
+    @property
+    def broad(self) -> bool:
+        return self.negated
+
+
+EMPTY = CharSet()
+ANY = CharSet(frozenset(), True)
+
+
+def _category(cat: object) -> CharSet:
+    table = {C.CATEGORY_DIGIT: CharSet(_DIGITS), C.CATEGORY_NOT_DIGIT: CharSet(_DIGITS, True),
+             C.CATEGORY_SPACE: CharSet(_SPACE), C.CATEGORY_NOT_SPACE: CharSet(_SPACE, True),
+             C.CATEGORY_WORD: CharSet(_WORD), C.CATEGORY_NOT_WORD: CharSet(_WORD, True)}
+    return table.get(cat, ANY)
+
+
+def _fold(ch: str, ignore_case: bool) -> frozenset:
+    return frozenset({ch.lower(), ch.upper()}) if ignore_case else frozenset({ch})
+
+
+def _class(items: list, ignore_case: bool) -> CharSet:
+    out = EMPTY
+    negate = False
+    for op, av in items:
+        if op is C.NEGATE:
+            negate = True
+        elif op is C.LITERAL:
+            out = out | CharSet(_fold(chr(av), ignore_case))
+        elif op is C.RANGE:
+            lo, hi = av
+            if hi - lo > 2000:
+                return ANY if not negate else EMPTY
+            chars = frozenset(chr(c) for c in range(lo, hi + 1))
+            if ignore_case:
+                chars = frozenset(x for c in chars for x in (c.lower(), c.upper()))
+            out = out | CharSet(chars)
+        elif op is C.CATEGORY:
+            out = out | _category(av)
+    if negate:
+        return CharSet(out.chars, True) if not out.negated else CharSet(frozenset())
+    return out
+
+
+@dataclass
+class Shape:
+    """What a piece of a pattern can consume: its first characters, all its characters,
+    whether it can match the empty string, and the characters of unbounded repeats that can
+    open it (``head``) or close it (``tail``): two pieces in a row whose tail and head overlap
+    can share the text between them in many ways."""
+
+    first: CharSet
+    alphabet: CharSet
+    nullable: bool
+    head: CharSet = EMPTY
+    tail: CharSet = EMPTY
+
+
+def _is_unbounded(hi: int) -> bool:
+    return hi is UNBOUNDED or hi > LARGE
+
+
+def _flatten(items: list) -> list:
+    """Plain groups inlined, and short fixed counts written out: ``(?:x?){2}`` is ``x? x?``."""
+    out: list = []
+    for op, av in items:
+        if op is C.SUBPATTERN and not av[1] and not av[2]:
+            out.extend(_flatten(list(av[3])))
+        elif op in _REPEATS and av[0] == av[1] and 1 <= av[0] <= 4:
+            out.extend(_flatten(list(av[2])) * av[0])
+        else:
+            out.append((op, av))
+    return out
+
+
+class _Analysis:
+    def __init__(self, ignore_case: bool):
+        self.ignore_case = ignore_case
+        self.risks: list[str] = []
+        self.wildcards = 0
+        self.repeating = 0  # how many repeats that run more than once enclose the current item
+
+    def risk(self, text: str) -> None:
+        if text not in self.risks:
+            self.risks.append(text)
+
+    def sequence(self, items: list, depth: int, in_unbounded: int) -> Shape:
+        """The shape of a sequence; records the risks found on the way."""
+        if depth > MAX_DEPTH:
+            raise RecursionError
+        shapes = [self.item(op, av, depth + 1, in_unbounded) for op, av in items]
+        open_tail = EMPTY  # tails of earlier items that text can still flow out of
+        for shape in shapes:
+            if open_tail.overlaps(shape.head):
+                self.risk("two unbounded repeats in a row that can match the same characters (like \\d*\\d*)")
+            open_tail = (open_tail | shape.tail) if shape.nullable else shape.tail
+        first, alphabet, head, nullable = EMPTY, EMPTY, EMPTY, True
+        for shape in shapes:
+            alphabet = alphabet | shape.alphabet
+            if nullable:
+                first, head = first | shape.first, head | shape.head
+            nullable = nullable and shape.nullable
+        tail = EMPTY
+        for shape in reversed(shapes):
+            tail = tail | shape.tail
+            if not shape.nullable:
+                break
+        return Shape(first, alphabet, nullable, head, tail)
+
+    def item(self, op: object, av: object, depth: int, in_unbounded: int) -> Shape:
+        ic = self.ignore_case
+        if op is C.LITERAL:
+            s = CharSet(_fold(chr(av), ic))  # type: ignore[arg-type]
+            return Shape(s, s, False)
+        if op is C.NOT_LITERAL:
+            s = CharSet(frozenset({chr(av)}), True)  # type: ignore[arg-type]
+            return Shape(s, s, False)
+        if op is C.ANY:
+            return Shape(ANY, ANY, False)
+        if op is C.IN:
+            s = _class(list(av), ic)  # type: ignore[arg-type]
+            return Shape(s, s, False)
+        if op in (C.ASSERT, C.ASSERT_NOT):
+            self.risk("a lookahead or lookbehind (not in the linear-time subset)")
+            self.sequence(list(av[1]), depth, in_unbounded)  # type: ignore[index]
+            return Shape(EMPTY, EMPTY, True)
+        if op in (C.GROUPREF, C.GROUPREF_EXISTS):
+            self.risk("a backreference (not in the linear-time subset)")
+            return Shape(ANY, ANY, True, ANY, ANY)
+        if op is C.AT:
+            return Shape(EMPTY, EMPTY, True)
+        if op is C.SUBPATTERN:
+            _g, add, _del, sub = av  # type: ignore[misc]
+            saved = self.ignore_case
+            if add & 2:  # an inline (?i)
+                self.ignore_case = True
+            shape = self.sequence(list(sub), depth, in_unbounded)
+            self.ignore_case = saved
+            return shape
+        if op is C.ATOMIC_GROUP:
+            return self.sequence(list(av), depth, in_unbounded)  # type: ignore[arg-type]
+        if op is C.BRANCH:
+            shapes = [self.sequence(list(alt), depth, in_unbounded) for alt in av[1]]  # type: ignore[index]
+            if self.repeating:
+                for i, a in enumerate(shapes):
+                    for b in shapes[i + 1:]:
+                        if a.first.overlaps(b.first) or a.nullable or b.nullable:
+                            self.risk("alternatives that can start alike inside a repeat (like (a|aa)+)")
+            out = Shape(EMPTY, EMPTY, False)
+            for s in shapes:
+                out = Shape(out.first | s.first, out.alphabet | s.alphabet, out.nullable or s.nullable,
+                            out.head | s.head, out.tail | s.tail)
+            return out
+        if op in _REPEATS:
+            lo, hi, body = av  # type: ignore[misc]
+            unbounded = _is_unbounded(hi)
+            if unbounded and in_unbounded:
+                self.risk("an unbounded repeat inside another unbounded repeat (like (a+)+)")
+            items = list(body)
+            self.repeating += hi > 1
+            inner = self.sequence(items, depth, in_unbounded + (1 if unbounded else 0))
+            self.repeating -= hi > 1
+            if unbounded and inner.alphabet.broad and len(items) == 1:
+                self.wildcards += 1
+            if unbounded and inner.nullable:
+                self.risk("a repeat whose body can match nothing (like (a?)*)")
+            if hi > 1:
+                self._counted(_flatten(items), inner, depth, unbounded)
+            nullable = lo == 0 or inner.nullable
+            if unbounded:
+                return Shape(inner.first, inner.alphabet, nullable, inner.alphabet, inner.alphabet)
+            return Shape(inner.first, inner.alphabet, nullable, inner.head, inner.tail)
+        return Shape(ANY, ANY, True, ANY, ANY)  # anything else: assume the worst shape
+
+    def _counted(self, items: list, inner: Shape, depth: int, outer_unbounded: bool) -> None:
+        """A body repeated more than once: a repeat inside it that can take more or less text
+        (unbounded, or of variable width when the outer repeat is unbounded: ``(x{1,5})+``)
+        must not be able to swallow what follows it, up to the start of the next round, or
+        the rounds can split the text in many ways."""
+        sub = _Analysis(self.ignore_case)
+        shapes = []
+        for op, av in items:
+            flexible = op in _REPEATS and (_is_unbounded(av[1]) or (outer_unbounded and av[1] != av[0]))
+            shapes.append((sub.item(op, av, depth + 1, 1), flexible))
+        for i, (shape, flexible) in enumerate(shapes):
+            if not flexible and shape.tail == EMPTY:
+                continue
+            follow = EMPTY
+            for later, _ in shapes[i + 1:]:
+                follow = follow | later.first
+                if not later.nullable:
+                    break
+            else:
+                follow = follow | inner.first  # the rest can be empty: the next round follows
+            if (shape.alphabet if flexible else shape.tail).overlaps(follow):
+                self.risk("a repeated group whose inner repeat can run into the next round (like (.*a){20} or (a{1,5})+)")
+                return
+
+
+@functools.lru_cache(maxsize=8192)
+def risks(pattern: str) -> tuple[str, ...]:
+    """Why ``pattern`` could backtrack badly or lacks RE2 support; empty when it is safe.
+
+    A pattern nested too deeply to analyse is a risk of its own (Python's parser and compiler
+    recurse too)."""
+    try:
+        tree = P.parse(pattern)
+    except RecursionError:
+        return (f"groups nested too deeply (more than {MAX_DEPTH} levels)",)
+    analysis = _Analysis(bool(tree.state.flags & 2))
+    try:
+        analysis.sequence(list(tree), 0, 0)
+    except RecursionError:
+        return (f"groups nested too deeply (more than {MAX_DEPTH} levels)",)
+    if analysis.wildcards > 2:
+        analysis.risk(f"{analysis.wildcards} unbounded wildcard repeats such as .* (at most 2)")
+    return tuple(analysis.risks)

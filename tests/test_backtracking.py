@@ -1,0 +1,58 @@
+"""The backtracking analysis (generator/backtracking.py) and the time budget that backs it up."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from generator.matcher.backtracking import risks
+from generator.regex_budget import RegexTimeout, budget
+
+
+@pytest.mark.parametrize("pattern, reason", [
+    (r"^(a+)+b", "inside another unbounded repeat"),
+    (r"(a|aa)+$", "alternatives that can start alike"),
+    (r"(?:ab|a)*c", "alternatives that can start alike"),
+    (r"\d*\d*\d*x", "two unbounded repeats in a row"),
+    (r"[a-z]+[a-z]+[a-z]+", "two unbounded repeats in a row"),
+    (r"x(?:\d*)(\d*)y", "two unbounded repeats in a row"),
+    (r"NCCL WARN .*\d+", "two unbounded repeats in a row"),
+    (r"\d+(?:-)?\d+", "two unbounded repeats in a row"),  # only an optional item between them
+    (r"(.*a){20}", "run into the next round"),
+    (r"(?:[^b]{1,5})+", "run into the next round"),
+    (r"(\d+){3}", "run into the next round"),
+    (r"(?:(?:a|a){1,5}){1,5}", "alternatives that can start alike"),
+    (r"(?:(?:.?){2})*", "can match nothing"),
+    (r"x.*y.*z.*w", "3 unbounded wildcard repeats"),
+    (r"foo(?=bar)", "lookahead or lookbehind"),
+    (r"(abc)\1", "backreference"),
+    ("(" * 3000 + "a" + ")" * 3000, "nested too deeply"),
+])
+def test_each_family_of_risk_is_named(pattern: str, reason: str) -> None:
+    assert any(reason in risk for risk in risks(pattern)), risks(pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"NVRM: Xid \([^)]{4,40}\): 43, pid=", r"a.*b.*c", r"(?:ab){1,3}c+", r"(\d+\.){3}\d+", r"\s+\S+",
+    r"(?:foo|bar)+", r"(?:finished #[0-9]+, but|joined #)[0-9]+", r"Multinomial(?:a+|b).{0,400}Assertion",
+])
+def test_linear_patterns_have_no_risk(pattern: str) -> None:
+    assert risks(pattern) == ()
+
+
+def test_the_time_budget_stops_a_runaway_regex() -> None:
+    started = time.perf_counter()
+    with pytest.raises(RegexTimeout):
+        with budget(0.2):
+            re.search(r"(a+)+$", "a" * 40 + "!")
+    assert time.perf_counter() - started < 5
+
+
+def test_the_budget_lets_a_quick_run_finish_and_leaves_no_timer() -> None:
+    import signal
+
+    with budget(0.5):
+        assert re.search(r"b+", "aaab")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

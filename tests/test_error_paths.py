@@ -1,0 +1,182 @@
+"""Every way issue 11 found to get a traceback now ends in one line and a documented exit code.
+
+Exit codes of `kb` (docs/diagnose.md and the README): 0 done, 1 problems found (validate,
+eval), 2 an input, a rules file or an argument that cannot be used, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_kb
+from generator.matcher.rules import canonical
+
+KB = [sys.executable, "-m", "generator"]
+CLEAN = ROOT / "tests" / "golden" / "validate" / "clean" / "entries"
+
+
+def _one_line_exit(proc: subprocess.CompletedProcess, code: int, *words: str) -> None:
+    err = proc.stderr.strip()
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and len(err.splitlines()) == 1, proc.stderr
+    for word in words:
+        assert word in err, err
+
+
+def test_diagnose_with_standard_input_closed() -> None:
+    proc = subprocess.run(["bash", "-c", f"exec {sys.executable} -m generator diagnose - <&-"], cwd=ROOT,
+                          capture_output=True, text=True)
+    _one_line_exit(proc, 2, "standard input is closed")
+
+
+def _valid_rules() -> dict:
+    from generator.diagnose_cli import ensure_rules
+
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        return json.loads(json.dumps(ensure_rules(None)))
+    finally:
+        os.chdir(old)
+
+
+def _signed(doc: dict) -> str:
+    import hashlib
+
+    doc = {k: v for k, v in doc.items() if k != "hash"}
+    doc["hash"] = "sha256:" + hashlib.sha256(canonical(doc).encode()).hexdigest()
+    return json.dumps(doc)
+
+
+def _tampered(kind: str) -> str:
+    doc = _valid_rules()
+    if kind == "missing-key":
+        doc["signatures"][0].pop("pattern")
+    elif kind == "bad-regex":
+        doc["signatures"][0]["pattern"] = "([unclosed"
+    elif kind == "backtracking":
+        doc["signatures"][0]["pattern"] = "(a+)+$"
+    elif kind == "deep-regex":
+        doc["signatures"][0]["pattern"] = "(" * 3000 + "a" + ")" * 3000
+    elif kind == "wrong-type":
+        doc["entries"] = ["not", "an", "object"]
+    elif kind == "bad-anchor":
+        doc["anchors"][0]["signatures"] = [10 ** 6]
+    return _signed(doc)
+
+
+RULES_FILES = {
+    "not-utf8": (b"\xff\xfe{}", "not UTF-8"),
+    "deep-json": (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+    "huge-integer": (b'{"format": ' + b"9" * 5000 + b"}", "integer"),
+    "missing-key": (None, "'pattern' missing"),
+    "bad-regex": (None, "does not compile"),
+    "backtracking": (None, "unbounded repeat inside another"),
+    "deep-regex": (None, "nested too deeply"),
+    "wrong-type": (None, "'entries' must be an object"),
+    "bad-anchor": (None, "names a signature that does not exist"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RULES_FILES))
+def test_a_hostile_rules_file_is_one_line(tmp_path: Path, case: str) -> None:
+    content, words = RULES_FILES[case]
+    rules = tmp_path / "rules.json"
+    rules.write_bytes(content if content is not None else _tampered(case).encode())
+    log = tmp_path / "x.log"
+    log.write_text("hello\n")
+    proc = subprocess.run([*KB, "diagnose", "--rules", str(rules), str(log)], cwd=ROOT, capture_output=True, text=True)
+    _one_line_exit(proc, 2, str(rules), words)
+
+
+def test_a_folder_where_the_rules_file_should_be(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    shutil.copytree(CLEAN, tmp_path / "kb" / "entries")
+    (tmp_path / "build" / "rules.json").mkdir(parents=True)
+    (tmp_path / "x.log").write_text("hello\n")
+    proc = subprocess.run([*KB, "diagnose", "x.log"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    _one_line_exit(proc, 2, "build/rules.json", "is a folder")
+
+
+def test_entry_paths_that_are_not_files_are_errors_with_codes(tmp_path: Path, monkeypatch) -> None:
+    entries = tmp_path / "entries" / "cuda"
+    shutil.copytree(CLEAN / "cuda", entries)
+    (entries / "loop-a.yaml").symlink_to("loop-b.yaml")
+    (entries / "loop-b.yaml").symlink_to("loop-a.yaml")
+    (entries / "dangling.yaml").symlink_to("missing.yaml")
+    (entries / "folder.yaml").mkdir()
+    os.mkfifo(entries / "fifo.yaml")
+    unreadable = entries / "unreadable.yaml"
+    unreadable.write_text("id: unreadable\n")
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "unreadable.yaml":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    result = run_kb("validate", "entries", cwd=tmp_path)
+    assert result.code == 1 and "Traceback" not in result.err
+    expected = {
+        "dangling.yaml": "KB001 is a symbolic link to 'missing.yaml', which does not exist",
+        "fifo.yaml": "KB001 is not a regular file (a FIFO, socket or device)",
+        "folder.yaml": "KB001 is a folder named like an entry file",
+        "loop-a.yaml": "KB001 is a symbolic link loop",
+        "unreadable.yaml": "KB001 cannot read the file: Permission denied",
+    }
+    for name, message in expected.items():
+        assert f"entries/cuda/{name}:1:1: {message}" in result.out, result.out
+    assert "check the file's permissions" in result.out  # no YAML-syntax hint for an unreadable file
+    assert "kb validate: 6 problems in 6 files" in result.out + result.err
+
+
+def test_a_second_build_waits_for_the_first_and_says_so(tmp_path: Path, capsys) -> None:
+    from generator.build_lock import BuildLock
+    from generator.errors import BuildError
+
+    first = BuildLock(tmp_path)
+    first.hold()
+    second = BuildLock(tmp_path)
+    with pytest.raises(BuildError, match="another build in this checkout has held"):
+        second.hold(wait_s=0.5)
+    assert "another build is running in this checkout (pid" in capsys.readouterr().err
+    threading.Timer(0.3, first.release).start()
+    started = time.monotonic()
+    second.hold(wait_s=10)  # waits for the first, then goes on
+    assert time.monotonic() - started >= 0.2
+    second.release()
+
+
+def test_two_builds_at_once_never_share_a_temporary_file(tmp_path: Path) -> None:
+    from generator import atomic
+
+    target = tmp_path / "page.md"
+    target.write_text("old")
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for i in range(200):
+                atomic.write_text(target, f"writer {n} round {i}\n" * 50)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and list(tmp_path.iterdir()) == [target]
+    lines = set(target.read_text().splitlines())
+    assert len(lines) == 1  # one writer's whole content, never a mix
