@@ -62,6 +62,7 @@ bench: setup browser
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/diagnose_bench.py
 	$(BIN)/python bench/browser_bench.py
+	$(BIN)/python bench/hostile_bench.py
 	$(BIN)/python bench/field_eval.py
 
 clean:

@@ -41,6 +41,15 @@ class Hit:
     text: str
     context: Context
     fields: dict = field(default_factory=dict)
+    timed: bool = True  # False: context.time not parsed yet (see settle)
+
+    def settle(self) -> "Hit":
+        """Parse the line's timestamp, left for later on a repeated line: most such hits are
+        only counted, and only those kept as evidence need their time."""
+        if not self.timed:
+            self.context.time = parse_time(self.text)
+            self.timed = True
+        return self
 
 
 class Matcher:
@@ -126,9 +135,8 @@ class Matcher:
             return hits
         if not known:
             return []
-        time = parse_time(text) if head else None
         evidence = text.strip()[:EVIDENCE_CHARS]
-        return [Hit(line, entry, sig_id, evidence, Context(time, ctx.rank, ctx.host, ctx.pci), dict(fields))
+        return [Hit(line, entry, sig_id, evidence, Context(None, ctx.rank, ctx.host, ctx.pci), dict(fields), not head)
                 for entry, sig_id, fields, ctx in known]
 
     def _match_line(self, text: str, line: int, wanted: frozenset[int] | None) -> list[Hit]:

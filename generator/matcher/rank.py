@@ -114,7 +114,7 @@ class Tally:
         f.count += 1
         f.last_line = hit.line
         if len(f.hits) < MAX_EVIDENCE:
-            f.hits.append(hit)
+            f.hits.append(hit.settle())
         fields = hit.fields
         gpu = fields.get("gpu_pci")
         if f.gpu_pci is None and gpu:
@@ -130,7 +130,7 @@ class Tally:
         else:
             f.other_places += 1
         if fields.get("first_failure") and _earlier_failure(hit, f.first_failure):
-            f.first_failure = hit
+            f.first_failure = hit.settle()
         cause_code = fields.get("caused_by_xid")
         if cause_code is not None:
             cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")

@@ -1,0 +1,174 @@
+"""`make bench`, part four: memory and time under hostile logs (issue 11).
+
+Measures `kb diagnose` (default engine) on logs built to make a matcher keep things:
+- 200 MiB where every line matches (a flapping PCIe link: corrected AER lines, each with its
+  own timestamp); target under 10 s and under 150 MB;
+- 200 MiB where every line matches and no two lines are alike (Xid and OOM lines with
+  changing pids, addresses and ranks), so nothing can be answered from memory;
+- 2 GiB mixed: bench/noise.py noise with one matching line in ten; memory must stay bounded.
+Then the in-browser doctor on 1 GiB of matching lines: a report, or a clear message.
+Medians of --runs; peak RSS is the process's max resident set size.
+
+Usage: python bench/hostile_bench.py [--runs 3] [--no-browser]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from results_file import section_head, write_section  # noqa: E402
+
+MiB = 1 << 20
+
+
+def write_repeated(path: Path, size: int) -> None:
+    if path.exists() and path.stat().st_size >= size:
+        return
+    with path.open("w", encoding="utf-8") as fh:
+        t, written = 1000.0, 0
+        while written < size:
+            block = []
+            for _ in range(10000):
+                t += 0.000113
+                block.append(f"[{t:12.6f}] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n"
+                             f"[{t:12.6f}] pcieport 0000:00:01.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n")
+            text = "".join(block)
+            fh.write(text)
+            written += len(text)
+
+
+def write_distinct(path: Path, size: int) -> None:
+    if path.exists() and path.stat().st_size >= size:
+        return
+    with path.open("w", encoding="utf-8") as fh:
+        n, written = 0, 0
+        while written < size:
+            block = []
+            for _ in range(10000):
+                n += 1
+                bus = (n * 7) % 256
+                block.append(f"[{n / 1000:12.6f}] NVRM: Xid (PCI:0000:{bus:02x}:00): {(13, 31, 43, 79)[n % 4]}, pid={n}, "
+                             f"name=python{n % 97}, Ch 0000{n % 10:04d}\n"
+                             f"[rank{n % 512}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n % 9000} MiB "
+                             f"(GPU {n % 8}; {n % 80} GiB total capacity)\n")
+            text = "".join(block)
+            fh.write(text)
+            written += len(text)
+
+
+def write_mixed(path: Path, size: int) -> None:
+    if path.exists() and path.stat().st_size >= size:
+        return
+    from noise import write_log
+
+    noise = OUT / "noise-200MiB.log"
+    if not noise.exists():
+        write_log(noise, 200 * MiB, planted=300)
+    lines = noise.read_bytes().splitlines(keepends=True)
+    with path.open("wb") as fh:
+        written, n = 0, 0
+        while written < size:
+            chunk = []
+            for line in lines[:200000]:
+                n += 1
+                chunk.append(line)
+                if n % 10 == 0:
+                    chunk.append(b"[%12.6f] NVRM: Xid (PCI:0000:3b:00): 79, pid=%d, GPU has fallen off the bus.\n" % (n / 1e3, n))
+            data = b"".join(chunk)
+            fh.write(data)
+            written += len(data)
+            lines = lines[200000:] + lines[:200000]
+
+
+def timed(cmd: list[str]) -> tuple[float, float, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-400:]}")
+    return time.perf_counter() - start, usage.ru_maxrss / 1024, out
+
+
+def browser_gib(site: Path, log: Path) -> tuple[str, float, str]:
+    from browser import launch
+    from playwright.sync_api import sync_playwright
+    from site_server import SiteServer
+
+    with SiteServer(site) as server, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(server.url + "/diagnose/")
+        start = time.perf_counter()
+        page.set_input_files(".kb-doctor input[type=file]", str(log))
+        page.wait_for_selector(".kb-doctor[data-state=done], .kb-doctor[data-state=error]", timeout=1_800_000)
+        seconds = time.perf_counter() - start
+        state = page.get_attribute(".kb-doctor", "data-state") or "?"
+        shown = page.inner_text(".kb-doctor__status") if state == "error" else page.inner_text(".kb-doctor").split("\n")[0]
+        browser.close()
+    return state, seconds, shown.strip()[:200]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    repeated, distinct, mixed = OUT / "hostile-repeated-200MiB.log", OUT / "hostile-distinct-200MiB.log", OUT / "hostile-mixed-2GiB.log"
+    write_repeated(repeated, 200 * MiB)
+    write_distinct(distinct, 200 * MiB)
+    write_mixed(mixed, 2048 * MiB)
+    subprocess.run([sys.executable, "-m", "generator", "rules"], cwd=ROOT, check=True, capture_output=True)
+    kb = [sys.executable, "-m", "generator", "diagnose", "--rules", "build/rules.json", "--format", "json"]
+
+    rows = []
+    for name, log, runs, target in (("200 MiB, every line matches (repeated AER lines)", repeated, args.runs, "under 10 s, under 150 MB"),
+                                    ("200 MiB, every line matches, no two alike (Xid, OOM)", distinct, args.runs, ""),
+                                    ("2 GiB mixed (noise, one Xid line in ten)", mixed, 1, "bounded memory")):
+        walls, rss, count = [], [], 0
+        for _ in range(runs):
+            wall, peak, out = timed(kb + [str(log)])
+            walls.append(wall)
+            rss.append(peak)
+            count = sum(f["count"] for f in json.loads(out)["findings"])
+        size = log.stat().st_size / MiB
+        rows.append((name, size, walls, rss, count, target))
+        print(f"{name}: {statistics.median(walls):.1f} s, {max(rss):.0f} MiB, {count:,} matching lines", flush=True)
+
+    lines = [*section_head("Hostile logs: memory that does not grow with matches (bench/hostile_bench.py)"),
+             "- Command: `kb diagnose --format json` with the default engine (RE2 prefilter when installed).", "",
+             "| log | size | runs (s) | median s | peak RSS (MiB) | matching lines | target |", "|---|---:|---|---:|---:|---:|---|"]
+    for name, size, walls, rss, count, target in rows:
+        lines.append(f"| {name} | {size:,.0f} MiB | {', '.join(f'{w:.1f}' for w in walls)} | {statistics.median(walls):.1f} | "
+                     f"{max(rss):.0f} | {count:,} | {target} |")
+    if not args.no_browser:
+        gib = OUT / "hostile-repeated-1GiB.log"
+        write_repeated(gib, 1024 * MiB)
+        site = OUT / "site"
+        subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=ROOT, check=True,
+                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        state, seconds, shown = browser_gib(site, gib)
+        lines += ["", f"In the browser (Chromium, headless), 1 GiB of matching lines, file chosen to result: state "
+                      f"`{state}` after {seconds:.0f} s; the page showed: \"{shown}\"."]
+        print(f"browser 1 GiB: {state} after {seconds:.0f} s: {shown}", flush=True)
+    write_section("hostile", "\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
