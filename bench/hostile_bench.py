@@ -118,7 +118,7 @@ def browser_gib(site: Path, log: Path) -> tuple[str, float, str]:
         page.wait_for_selector(".kb-doctor[data-state=done], .kb-doctor[data-state=error]", timeout=1_800_000)
         seconds = time.perf_counter() - start
         state = page.get_attribute(".kb-doctor", "data-state") or "?"
-        shown = page.inner_text(".kb-doctor__status") if state == "error" else page.inner_text(".kb-doctor").split("\n")[0]
+        shown = page.inner_text(".kb-doctor__status" if state == "error" else ".kb-doctor__verdict")
         browser.close()
     return state, seconds, shown.strip()[:200]
 

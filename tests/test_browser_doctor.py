@@ -209,3 +209,27 @@ def test_no_serious_accessibility_violations_beyond_the_theme(browser, server) -
         assert not extra, extra
     finally:
         ctx.close()
+
+
+def test_a_python_failure_in_the_worker_is_one_clear_line(context, server) -> None:
+    """The worker never passes a Python traceback to the page: a call out of order (a piece of
+    a log before any diagnosis started) fails inside Python, and the page gets one line."""
+    ctx, watch = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    message = page.evaluate("""async () => {
+        const worker = new Worker(new URL("assets/doctor/worker.mjs", document.baseURI.replace(/diagnose\\/.*$/, "")),
+                                  { type: "module" });
+        const next = () => new Promise((resolve) => { worker.onmessage = (e) => resolve(e.data); });
+        worker.postMessage({ type: "boot", site: location.origin + "/" });
+        const ready = await next();
+        if (ready.type !== "ready") return "boot failed: " + JSON.stringify(ready);
+        worker.postMessage({ type: "chunk", data: new TextEncoder().encode("NVRM: Xid\\n").buffer });
+        const reply = await next();
+        worker.terminate();
+        return reply.type + "|" + reply.message;
+    }""")
+    kind, _, text = message.partition("|")
+    assert kind == "error", message
+    assert "Traceback" not in text and "\n" not in text and 0 < len(text) <= 320, text
+    assert text.startswith("The analysis stopped: ") and "Error" in text
