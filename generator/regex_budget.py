@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -28,15 +29,22 @@ def _raise(signum: int, frame: object) -> None:
 
 @contextmanager
 def budget(seconds: float = SECONDS) -> Iterator[None]:
-    """Raise ``RegexTimeout`` inside the block once ``seconds`` have passed."""
+    """Raise ``RegexTimeout`` inside the block once ``seconds`` have passed.
+
+    Budgets nest: an outer one still running when an inner one ends is set again for the time
+    it has left (firing at once if that time has passed meanwhile)."""
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
+    outer_left, _ = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds if not outer_left else min(seconds, outer_left))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_left:
+            signal.setitimer(signal.ITIMER_REAL, max(outer_left - (time.monotonic() - started), 0.001))

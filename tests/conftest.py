@@ -49,6 +49,20 @@ def kb():
 
 
 @pytest.fixture(scope="session")
+def real_diagnoser():
+    """A Diagnoser over the real corpus's rules (rebuilt from kb/entries when stale)."""
+    from generator.diagnose_cli import ensure_rules
+    from generator.matcher import Diagnoser
+
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        return Diagnoser(ensure_rules(None))
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """Build the real site once per session with mkdocs --strict; returns the site folder."""
     out = tmp_path_factory.mktemp("site")

@@ -56,3 +56,13 @@ def test_the_budget_lets_a_quick_run_finish_and_leaves_no_timer() -> None:
     with budget(0.5):
         assert re.search(r"b+", "aaab")
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_an_outer_budget_still_fires_after_an_inner_one_ended() -> None:
+    started = time.perf_counter()
+    with pytest.raises(RegexTimeout):
+        with budget(0.4):
+            with budget(0.1):
+                re.search(r"b+", "aaab")  # quick: the inner budget ends unfired
+            re.search(r"(a+)+$", "a" * 40 + "!")  # the outer one must still stop this
+    assert time.perf_counter() - started < 5

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.diagnose_cli import ensure_rules
 from generator.matcher import Diagnoser, to_json, to_markdown, to_text
 from generator.matcher.rank import MAX_EVIDENCE, MAX_PLACES
 from generator.matcher.read import MAX_LINE_BYTES
@@ -21,16 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 XID79 = b"[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
 
 
-@pytest.fixture(scope="module")
-def diagnoser(request) -> Diagnoser:
-    import os
-
-    old = Path.cwd()
-    os.chdir(ROOT)
-    try:
-        return Diagnoser(ensure_rules(None))
-    finally:
-        os.chdir(old)
+@pytest.fixture
+def diagnoser(real_diagnoser: Diagnoser) -> Diagnoser:
+    return real_diagnoser
 
 
 def _ids(report: dict) -> list[str]:
