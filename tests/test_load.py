@@ -125,3 +125,15 @@ def test_direct_construction_of_the_whole_corpus() -> None:
         node = loader.get_single_node()
         assert load.construct(loader, node) == yaml.load(text, Loader=_Reference), path
         loader.dispose()
+
+
+def test_values_nested_too_deeply_are_refused_before_construction(tmp_path) -> None:
+    """Found by fuzzing: 300 levels of block lists overflowed the recursive constructor."""
+    from generator.load import MAX_NESTING, load_file
+
+    path = tmp_path / "deep.yaml"
+    path.write_text("id: deep\nx:\n" + "".join("  " * i + "- \n" for i in range(300)), encoding="utf-8")
+    loaded, problems = load_file(path)
+    assert loaded.entry is None
+    assert [p.code for p in problems] == ["KB001"]
+    assert f"nested more than {MAX_NESTING} levels deep" in problems[0].message

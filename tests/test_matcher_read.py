@@ -59,3 +59,9 @@ def test_carriage_returns_split_a_long_line_before_any_cut(chunk_bytes: int) -> 
 def test_empty_input() -> None:
     lines, stats = _read(b"")
     assert lines == [] and stats.lines == 0 and stats.bytes == 0
+
+
+def test_a_line_emptied_by_its_carriage_return_split_still_counts() -> None:
+    """Found by fuzzing: a 64 KiB stretch, then only a CR, fed a byte at a time, was no line."""
+    lines, stats = _read(b"x" * MAX_LINE_BYTES + b"\r", chunk_bytes=1)
+    assert stats.lines == 1 and {n for n, _ in lines} == {1}
