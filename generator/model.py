@@ -203,9 +203,11 @@ class XidInfo(Strict):
     immediate_action: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_/]*( \(sympathetic\))?$")] | None = (
         Field(default=None, description="NVIDIA's immediate resolution bucket, e.g. RESTART_BM, RESET_GPU.")
     )
-    investigatory_action: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_/]*( \(sympathetic\))?$")] | None = (
-        Field(default=None, description="NVIDIA's investigatory resolution bucket, e.g. CONTACT_SUPPORT.")
-    )
+    investigatory_action: Annotated[str, StringConstraints(
+        pattern=r"^[A-Z][A-Z0-9_/]*( \(sympathetic\))?$|^Solo: [A-Z][A-Z0-9_/]*; Not solo: [A-Z][A-Z0-9_/]*( \(follow other Xid\))?$"
+    )] | None = Field(
+        default=None, description="NVIDIA's investigatory resolution bucket, e.g. CONTACT_SUPPORT; where the catalog makes it "
+                                  "depend on whether the Xid comes alone, both: 'Solo: RESTART_FM; Not solo: IGNORE (follow other Xid)'.")
     reset_required: bool | None = Field(
         default=None, description="Whether the GPU must be reset (or the node rebooted) before it is used again."
     )
