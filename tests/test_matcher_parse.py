@@ -92,3 +92,17 @@ def test_nvidia_smi_report_names_its_gpu() -> None:
     assert parse_smi_gpu(report) == "0002:10:1c"  # the last header above the field
     assert parse_smi_gpu("    Pending : Yes\n") is None
     assert parse_smi_gpu("GPU 00000000:07:00.0 has something to say\n") is None  # not a header line
+
+
+def test_an_xid_as_the_kubernetes_device_plugin_reports_it() -> None:
+    """The plugin's two message formats (internal/rm/health.go, and the older
+    'All devices will go unhealthy' form): the code counts as that Xid, the GPU is a UUID."""
+    from generator.matcher.parse import parse_xid
+
+    event = parse_xid("I1105 01:26:08.071329       1 health.go:169] XidCriticalError: Xid=48 on Device="
+                      "GPU-d23d91a3-5c1e-4b7a-9f2e-3a4b5c6d7e8f; marking device as unhealthy.")
+    assert event is not None and event.code == 48 and event.device == "GPU-d23d91a3-5c1e-4b7a-9f2e-3a4b5c6d7e8f"
+    assert event.pci == "" and "marking device as unhealthy" in event.text
+    older = parse_xid("2019/04/30 08:10:02 XidCriticalError: Xid=79, All devices will go unhealthy.")
+    assert older is not None and older.code == 79 and older.device is None
+    assert parse_xid("Ignoring the following XIDs for health checks: [13 31 43 45 68 109]") is None

@@ -166,7 +166,9 @@ class Matcher:
             else:
                 event = parse_xid(text)
                 if event:
-                    fields: dict = {"xid": event.code, "pci": event.pci, "gpu_pci": event.pci}
+                    fields: dict = {"xid": event.code, "pci": event.pci or None, "gpu_pci": event.pci or None}
+                    if event.device:
+                        fields["gpu_uuid"] = event.device
                     if event.pid is not None:
                         fields["pid"] = event.pid
                     if event.process:

@@ -127,12 +127,24 @@ class XidEvent:
     caused_by: int | None = None
     recovery_action: str | None = None
     nvlink: dict | None = None
+    device: str | None = None  # a GPU UUID, when the reporter names the GPU that way
+
+
+# The Kubernetes device plugin's report of an NVML Xid event (internal/rm/health.go):
+# 'XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.' and, in older
+# releases, 'XidCriticalError: Xid=48, All devices will go unhealthy.'
+_XID_DEVICE_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d{1,4})(?: on Device=(GPU-[0-9a-fA-F-]{4,64}|MIG-[0-9a-fA-F-]{4,64}))?")
 
 
 def parse_xid(line: str) -> XidEvent | None:
-    """The Xid event on this line, in any of the driver's formats; None if there is none."""
+    """The Xid event on this line, in any of the driver's formats or as the Kubernetes device
+    plugin reports it; None if there is none."""
     m = _XID.search(line)
     if not m:
+        plugin = _XID_DEVICE_PLUGIN.search(line) if "XidCriticalError" in line else None
+        if plugin:
+            return XidEvent(code=int(plugin.group(1)), pci="", pid=None, process=None, text=line[plugin.end():].strip(" ;,."),
+                            device=plugin.group(2))
         return None
     pci, code, pid, name, rest = m.groups()
     event = XidEvent(
