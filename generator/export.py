@@ -23,9 +23,9 @@ from .model import Entry
 
 RULES_FORMAT = "kb.rules/1"
 
-# The matcher's own parsers (Xid lines, fallen-off-the-bus lines, NVSwitch SXid lines) need
-# these on a line before they look at it.
-BUILTIN_ANCHORS = ("Xid", "fallen off the bus", "SXid")
+# The matcher's own parsers (Xid lines in the driver's and in monitoring tools' spellings,
+# fallen-off-the-bus lines, NVSwitch SXid lines) need these on a line before they look at it.
+BUILTIN_ANCHORS = ("Xid", "XID ", "xid ", "fallen off the bus", "SXid")
 
 
 def _first_steps(entry: Entry, limit: int = 3) -> list[dict]:

@@ -106,3 +106,25 @@ def test_an_xid_as_the_kubernetes_device_plugin_reports_it() -> None:
     older = parse_xid("2019/04/30 08:10:02 XidCriticalError: Xid=79, All devices will go unhealthy.")
     assert older is not None and older.code == 79 and older.device is None
     assert parse_xid("Ignoring the following XIDs for health checks: [13 31 43 45 68 109]") is None
+
+
+def test_journalctl_json_lines_give_time_and_host() -> None:
+    from generator.matcher.parse import parse_context, parse_time
+
+    line = ('{"__CURSOR":"s=1","__REALTIME_TIMESTAMP":"1700000000123456","_HOSTNAME":"gpu-node-7",'
+            '"MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 79, pid=2345, name=python, GPU has fallen off the bus."}')
+    assert parse_time(line) == ("wall", 1700000000.123456)
+    assert parse_context(line).host == "gpu-node-7"
+
+
+@pytest.mark.parametrize("line, code, pci", [
+    ("kernel: NVRM: Xid (PCI:0000:1a:00): 79", 79, "0000:1a:00"),  # a line that ends at the code
+    ('"NVRM: Xid (PCI:0000:9b:00): 119"', 119, "0000:9b:00"),  # quoted by an agent
+    ('        "reason": "XID 79 (GPU has fallen off the bus) detected on PCI:0000:04:00",', 79, "0000:04:00"),  # GPUd state
+    ('        "message": "xid 119 detected by dmesg (47 minutes ago)",', 119, ""),  # GPUd event
+])
+def test_xid_lines_as_monitoring_agents_print_them(line: str, code: int, pci: str) -> None:
+    from generator.matcher.parse import parse_xid
+
+    event = parse_xid(line)
+    assert event is not None and event.code == code and event.pci == pci

@@ -3,7 +3,7 @@
 Only lines that matched something are parsed, so clarity matters more than speed here.
 
 Timestamps become ``(kind, seconds)``: ``uptime`` (dmesg ``[ 123.456]`` and /dev/kmsg),
-``wall`` (ISO-8601, ``dmesg -T``, Slurm) and ``wall-noyear`` (syslog/journald and glog,
+``wall`` (ISO-8601, ``dmesg -T``, Slurm, ``journalctl -o json``) and ``wall-noyear`` (syslog/journald and glog,
 which print no year). Only times of the same kind are compared.
 """
 
@@ -20,6 +20,9 @@ _KMSG = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 _DMESG_T = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
 _SYSLOG = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? (\S+) (?=\S+(?:\[\d+\])?: )")
+# journalctl -o json: one object per line; the time is microseconds since the epoch
+_JOURNAL_TIME = re.compile(r'"__REALTIME_TIMESTAMP"\s*:\s*"(\d{10,19})"')
+_JOURNAL_HOST = re.compile(r'"_HOSTNAME"\s*:\s*"([\w.\-]{1,253})"')
 _GLOG = re.compile(r"(?:^|[\s\[])[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\b")  # E0810 / c10's E321
 
 _RANK_PATTERNS = (
@@ -39,7 +42,7 @@ _FALLEN_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[
 
 # NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
 _XID = re.compile(
-    r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]{5,16})\): (\d{1,4}),"
+    r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]{5,16})\): (\d{1,4})(?:,|\s*$|\s*\")"  # a cut or quoted line may end at the code
     r"(?: pid='?(<unknown>|\d+)'?,)?(?: name=([^,]{1,64}),)?\s?(.{0,400})"
 )
 _CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,4})")
@@ -60,6 +63,10 @@ class Context:
 
 
 def parse_time(line: str) -> tuple[str, float] | None:
+    if line.startswith("{") and "__REALTIME_TIMESTAMP" in line:
+        m = _JOURNAL_TIME.search(line)
+        if m:
+            return ("wall", int(m.group(1)) / 1e6)
     m = _DMESG.match(line)
     if m:
         return ("uptime", float(m.group(1)))
@@ -114,6 +121,10 @@ def parse_context(line: str) -> Context:
     m = _SRUN_HOST.search(line) or _HOST_FIELD.search(line)
     if m:
         ctx.host = m.group(1)
+    if line.startswith("{") and "_HOSTNAME" in line:
+        m = _JOURNAL_HOST.search(line)
+        if m:
+            ctx.host = m.group(1)
     return ctx
 
 
@@ -130,6 +141,9 @@ class XidEvent:
     device: str | None = None  # a GPU UUID, when the reporter names the GPU that way
 
 
+# GPUd's own reports of an Xid it found: 'XID 79 (GPU has fallen off the bus) detected on
+# PCI:0000:04:00' (a component state's reason) and 'xid 119 detected by dmesg' (an event message)
+_XID_GPUD = re.compile(r"\b[Xx][Ii][Dd] (\d{1,4}) (?:\([^)]{1,120}\) detected on PCI:([0-9a-fA-F:.]{7,16})|detected by (?:dmesg|kmsg))")
 # The Kubernetes device plugin's report of an NVML Xid event (internal/rm/health.go):
 # 'XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.' and, in older
 # releases, 'XidCriticalError: Xid=48, All devices will go unhealthy.'
@@ -145,6 +159,10 @@ def parse_xid(line: str) -> XidEvent | None:
         if plugin:
             return XidEvent(code=int(plugin.group(1)), pci="", pid=None, process=None, text=line[plugin.end():].strip(" ;,."),
                             device=plugin.group(2))
+        gpud = _XID_GPUD.search(line) if "detected" in line else None
+        if gpud:
+            pci = (gpud.group(2) or "").lower().rstrip(".:")
+            return XidEvent(code=int(gpud.group(1)), pci=pci, pid=None, process=None, text=gpud.group(0))
         return None
     pci, code, pid, name, rest = m.groups()
     event = XidEvent(
