@@ -143,3 +143,21 @@ def test_a_diagnosis_with_current_rules_does_not_load_the_corpus_stack(tmp_path:
              "print(sorted(m for m in ('pydantic', 'yaml', 'jinja2') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe, str(log)], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "xid-79" in out and out.strip().endswith("[]"), out
+
+
+def test_the_doctor_page_states_the_rankers_rules_as_the_code_has_them() -> None:
+    """docs/diagnose.md explains how the root cause is chosen; its figures must be the code's."""
+    import inspect
+
+    from generator.matcher import rank
+
+    source = inspect.getsource(rank.Ranker.rank)
+    weights = re.search(r"score = ([0-9.]+) \* severity \+ ([0-9.]+) \* specificity \+ ([0-9.]+) \* earliness "
+                        r"\+ ([0-9.]+) \* frequency", source)
+    assert weights, "the score formula changed: update docs/diagnose.md and this test"
+    doc = (ROOT / "docs" / "diagnose.md").read_text(encoding="utf-8")
+    section = doc.split("## How the root cause is chosen", 1)[1].split("\n## ", 1)[0]
+    for weight, name in zip(weights.groups(), ("severity", "specificity", "earliness", "frequency")):
+        assert f"{name} ({round(float(weight) * 100)} %" in section, name
+    assert f"more than {rank.CLOCK_TOLERANCE_S:g} s" in section
+    assert "caused by previous Xid N" in section and "Xid 154" in section
