@@ -1,0 +1,53 @@
+"""Apply the field sample's label equivalences: ids that name the same root cause in two words.
+
+When the corpus gains an entry that names a failure more precisely than the id a label was
+written with (the collectors labelled logs before these entries existed), both ids become
+acceptable, by rule, in dev and holdout alike. The rule reads only labels, never the holdout's
+cases or results. Each rule is listed here with why; rerunning the script changes nothing once
+applied.
+
+    .venv/bin/python tools/field_equivalents.py tests/fixtures/field
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+# (family or None for all, expected id, id that names the same root cause, why)
+RULES = [
+    (None, "nvml-driver-library-mismatch", "driver-api-mismatch",
+     "the kernel's NVRM 'API mismatch' and NVML's 'Driver/library version mismatch' both mean user space "
+     "and kernel module come from different driver versions"),
+    ("jax-tf", "cuda-out-of-memory", "jax-xla-out-of-memory",
+     "XLA's RESOURCE_EXHAUSTED out of memory is the JAX form of the GPU running out of memory"),
+]
+
+
+def apply(labels: list[dict]) -> int:
+    changed = 0
+    for item in labels:
+        for family, expected, alias, _why in RULES:
+            if family not in (None, item.get("family")):
+                continue
+            for a, b in ((expected, alias), (alias, expected)):
+                if item["expected"] == a and b not in (item.get("also_acceptable") or []):
+                    item["also_acceptable"] = [*(item.get("also_acceptable") or []), b]
+                    changed += 1
+    return changed
+
+
+def main(folder: Path) -> int:
+    for part in ("dev", "holdout"):
+        path = folder / part / "labels.yaml"
+        labels = yaml.safe_load(path.read_text(encoding="utf-8"))
+        changed = apply(labels)
+        path.write_text(yaml.safe_dump(labels, sort_keys=False, allow_unicode=True, width=110), encoding="utf-8")
+        print(f"{part}: {changed} labels gained an equivalent id")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))
