@@ -23,6 +23,12 @@ RULES = [
      "and kernel module come from different driver versions"),
     ("jax-tf", "cuda-out-of-memory", "jax-xla-out-of-memory",
      "XLA's RESOURCE_EXHAUSTED out of memory is the JAX form of the GPU running out of memory"),
+    (None, "k8s-device-plugin-nvml-load-failed", "k8s-nvidia-runtime-not-default",
+     "the proposed id was written as the entry k8s-nvidia-runtime-not-default: a pod started without the NVIDIA "
+     "runtime gets no driver library, so the device plugin cannot load NVML"),
+    (None, "container-runtime-legacy-invocation", "container-nvidia-runtime-not-registered",
+     "the proposed id was written as the entry container-nvidia-runtime-not-registered (--runtime=nvidia with no "
+     "runtime of that name registered)"),
 ]
 
 
