@@ -110,6 +110,7 @@ COMMON_WORDS = {
     "NCCL", "CUDA", "cuda", "rank", "Rank", "with", "from", "that", "this", "line", "File", "file", "self",
     "python", "torch", "kernel", "process", "Process", "memory", "device", "Device", "time", "step", "loss",
     "main", "return", "call", "last", "detected", "running", "while", "into", "data", "node", "host",
+    "NVIDIA", "nvidia", "Nvidia", "DataLoader", "dataloader", "driver", "Driver", "version", "Version",
 }
 
 

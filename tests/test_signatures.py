@@ -62,3 +62,32 @@ def test_the_adversarial_check_catches_a_catastrophic_pattern() -> None:
     start = time.perf_counter()
     rx.search(line)
     assert time.perf_counter() - start > BOUND_SECONDS
+
+
+def test_no_signature_makes_more_than_one_percent_of_noise_lines_candidates(tmp_path) -> None:
+    """Throughput holds as the corpus grows only if every signature's anchors stay rare in the
+    lines of healthy logs (bench/noise.py: training progress, NCCL INFO, kernel and k8s lines)."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from noise import write_log  # noqa: PLC0415
+
+    from generator.corpus import load_corpus  # noqa: PLC0415
+    from generator.export import compile_rules  # noqa: PLC0415
+
+    log = tmp_path / "noise.log"
+    write_log(log, 2 << 20, planted=1)  # one failure line: the noise itself is what is measured
+    lines = log.read_text(encoding="utf-8").split("\n")
+    lowered = [line.lower() for line in lines]
+    rules = json.loads(json.dumps(compile_rules(load_corpus(ROOT / "kb" / "entries"))))
+    hits: dict[int, set[int]] = {}
+    for anchor in rules["anchors"]:
+        text = anchor["text"].lower() if anchor["ignore_case"] else anchor["text"]
+        haystack = lowered if anchor["ignore_case"] else lines
+        found = {i for i, line in enumerate(haystack) if text in line}
+        for sig in anchor["signatures"]:
+            hits.setdefault(sig, set()).update(found)
+    worst = sorted(((len(found) / len(lines), rules["signatures"][sig]["id"], rules["signatures"][sig]["entry"])
+                    for sig, found in hits.items()), reverse=True)[:5]
+    assert worst[0][0] <= 0.01, f"signatures whose anchors make the most noise lines candidates: {worst}"
