@@ -128,3 +128,11 @@ def test_xid_lines_as_monitoring_agents_print_them(line: str, code: int, pci: st
 
     event = parse_xid(line)
     assert event is not None and event.code == code and event.pci == pci
+
+
+def test_the_rank_in_vllms_worker_prefix() -> None:
+    from generator.matcher.parse import parse_context
+
+    # vllm-project/vllm#15182
+    assert parse_context("(VllmWorker rank=5 pid=3073)     self.worker.load_model()").rank == 5
+    assert parse_context("(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233] x").rank is None

@@ -33,6 +33,7 @@ _RANK_PATTERNS = (
     re.compile(r"\blocal_rank:\s*(\d{1,6})\b"),       # elastic agent: failed (exitcode: -9) local_rank: 3
     re.compile(r"\btask (\d{1,6}):"),               # srun: error: node: task 3: ...
     re.compile(r"\bglobal_rank[=:]\s*(\d{1,6})"),
+    re.compile(r"^\(\w{1,40} rank=(\d{1,6}) pid=\d+"),  # vLLM's worker prefix: (VllmWorker rank=5 pid=3073)
 )
 _NCCL_PREFIX = re.compile(r"(?:^|\s)([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")
 _SRUN_HOST = re.compile(r"srun: error: ([\w.\-]+): task")
