@@ -161,3 +161,29 @@ def test_the_doctor_page_states_the_rankers_rules_as_the_code_has_them() -> None
         assert f"{name} ({round(float(weight) * 100)} %" in section, name
     assert f"more than {rank.CLOCK_TOLERANCE_S:g} s" in section
     assert "caused by previous Xid N" in section and "Xid 154" in section
+
+
+# Every format in which tools print a failure, with a real log in that format and the entry it
+# must name (issue 12, item 3). Fixtures live in tests/fixtures/logs or the field sample's dev part.
+FORMATS = [
+    ("dmesg, uptime stamps", "logs", "002", "xid-13"),
+    ("dmesg -T, wall-clock stamps", "logs", "010", "xid-43"),
+    ("syslog / journalctl with host and 'kernel:'", "logs", "003", "xid-13"),
+    ("syslog with #012 for the newlines of a multi-line kernel message", "field/dev", "driver-001", "driver-api-mismatch"),
+    ("c10d behind [rankN]: prefixes", "logs", "104", "nccl-watchdog-timeout"),
+    ("glog headers (I1105 01:26:08.071329 ...)", "field/dev", "containers-010", "k8s-nvidia-runtime-not-default"),
+    ("vLLM worker prefix (VllmWorkerProcess pid=N) ERROR ...]", "logs", "144", "cuda-out-of-memory"),
+    ("a monitoring agent's own report (GPUd)", "logs", "142", "xid-79"),
+    ("a monitoring agent's event message only (GPUd)", "logs", "143", "xid-119"),
+    ("nvidia-smi -q report beside the kernel log", "logs", "020", "pcie-aer-error"),
+]
+
+
+@pytest.mark.parametrize("what, folder, case, expected", FORMATS, ids=[f[0] for f in FORMATS])
+def test_each_log_format_has_a_real_fixture_that_is_named_right(real_diagnoser, what: str, folder: str, case: str,
+                                                               expected: str) -> None:
+    path = ROOT / "tests" / "fixtures" / folder / "cases" / f"{case}.log"
+    with path.open("rb") as fh:
+        report = real_diagnoser.diagnose(fh)
+    failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
+    assert failures and failures[0] == expected, (what, failures[:3])
