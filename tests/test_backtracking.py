@@ -29,6 +29,7 @@ from generator.regex_budget import RegexTimeout, budget
     (r"foo(?=bar)", "lookahead or lookbehind"),
     (r"(abc)\1", "backreference"),
     ("(" * 3000 + "a" + ")" * 3000, "nested too deeply"),
+    (r"All algorithms tried for .{1,2000}? failed", "repeat count over 1000"),
 ])
 def test_each_family_of_risk_is_named(pattern: str, reason: str) -> None:
     assert any(reason in risk for risk in risks(pattern)), risks(pattern)

@@ -28,6 +28,7 @@ from re import _parser as P  # type: ignore[attr-defined]
 
 UNBOUNDED = C.MAXREPEAT
 LARGE = 1000  # a bounded repeat over this many is treated as unbounded
+RE2_MAX_COUNT = 1000  # RE2's limit on {n,m}
 MAX_DEPTH = 40  # nesting deeper than this is refused outright (and cannot overflow the analysis)
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 
@@ -214,6 +215,8 @@ class _Analysis:
         if op in _REPEATS:
             lo, hi, body = av  # type: ignore[misc]
             unbounded = _is_unbounded(hi)
+            if lo > RE2_MAX_COUNT or (hi is not UNBOUNDED and hi > RE2_MAX_COUNT):
+                self.risk(f"a repeat count over {RE2_MAX_COUNT} (RE2, which the command line and the exported rules use, refuses it)")
             if unbounded and in_unbounded:
                 self.risk("an unbounded repeat inside another unbounded repeat (like (a+)+)")
             items = list(body)
