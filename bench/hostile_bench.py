@@ -34,39 +34,41 @@ from results_file import section_head, write_section  # noqa: E402
 MiB = 1 << 20
 
 
-def write_repeated(path: Path, size: int) -> None:
+def _write_lines(path: Path, size: int, pair) -> None:  # noqa: ANN001 - pair(n) -> two log lines
+    """Write ``pair(1), pair(2), ...`` until the file holds ``size`` bytes (kept if already there)."""
     if path.exists() and path.stat().st_size >= size:
         return
     with path.open("w", encoding="utf-8") as fh:
-        t, written = 1000.0, 0
+        n = written = 0
         while written < size:
-            block = []
-            for _ in range(10000):
-                t += 0.000113
-                block.append(f"[{t:12.6f}] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n"
-                             f"[{t:12.6f}] pcieport 0000:00:01.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n")
-            text = "".join(block)
+            text = "".join(pair(n + i) for i in range(1, 10001))
+            n += 10000
             fh.write(text)
             written += len(text)
+
+
+def _aer_pair(n: int) -> str:
+    """A flapping PCIe link: the same corrected-error lines, only the timestamp changes."""
+    t = 1000.0 + n * 0.000113
+    return (f"[{t:12.6f}] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n"
+            f"[{t:12.6f}] pcieport 0000:00:01.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n")
+
+
+def _distinct_pair(n: int) -> str:
+    """An Xid and an OOM line that differ in pid, bus, rank and sizes: nothing repeats."""
+    bus = (n * 7) % 256
+    return (f"[{n / 1000:12.6f}] NVRM: Xid (PCI:0000:{bus:02x}:00): {(13, 31, 43, 79)[n % 4]}, pid={n}, "
+            f"name=python{n % 97}, Ch 0000{n % 10:04d}\n"
+            f"[rank{n % 512}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n % 9000} MiB "
+            f"(GPU {n % 8}; {n % 80} GiB total capacity)\n")
+
+
+def write_repeated(path: Path, size: int) -> None:
+    _write_lines(path, size, _aer_pair)
 
 
 def write_distinct(path: Path, size: int) -> None:
-    if path.exists() and path.stat().st_size >= size:
-        return
-    with path.open("w", encoding="utf-8") as fh:
-        n, written = 0, 0
-        while written < size:
-            block = []
-            for _ in range(10000):
-                n += 1
-                bus = (n * 7) % 256
-                block.append(f"[{n / 1000:12.6f}] NVRM: Xid (PCI:0000:{bus:02x}:00): {(13, 31, 43, 79)[n % 4]}, pid={n}, "
-                             f"name=python{n % 97}, Ch 0000{n % 10:04d}\n"
-                             f"[rank{n % 512}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n % 9000} MiB "
-                             f"(GPU {n % 8}; {n % 80} GiB total capacity)\n")
-            text = "".join(block)
-            fh.write(text)
-            written += len(text)
+    _write_lines(path, size, _distinct_pair)
 
 
 def write_mixed(path: Path, size: int) -> None:
