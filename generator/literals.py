@@ -18,6 +18,8 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _compiler  # type: ignore[attr-defined]
 from re import _parser as P  # type: ignore[attr-defined]
 
+from .matcher.backtracking import parse as _parse_cached
+
 
 
 def compile_pattern(pattern: str) -> re.Pattern:
@@ -27,10 +29,10 @@ def compile_pattern(pattern: str) -> re.Pattern:
     return _compiler.compile(parse(pattern))
 
 
-@functools.lru_cache(maxsize=8192)
 def parse(pattern: str) -> P.SubPattern:
-    """The parse tree of ``pattern`` (cached: validation and rule export both walk it; never mutated)."""
-    return P.parse(pattern)
+    """The parse tree of ``pattern``, shared with the backtracking analysis (cached there;
+    validation and rule export both walk it; never mutated)."""
+    return _parse_cached(pattern)
 
 
 def _flatten(items: list) -> list:

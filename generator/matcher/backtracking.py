@@ -69,11 +69,20 @@ EMPTY = CharSet()
 ANY = CharSet(frozenset(), True)
 
 
+_CATEGORIES = {C.CATEGORY_DIGIT: CharSet(_DIGITS), C.CATEGORY_NOT_DIGIT: CharSet(_DIGITS, True),
+               C.CATEGORY_SPACE: CharSet(_SPACE), C.CATEGORY_NOT_SPACE: CharSet(_SPACE, True),
+               C.CATEGORY_WORD: CharSet(_WORD), C.CATEGORY_NOT_WORD: CharSet(_WORD, True)}
+
+
 def _category(cat: object) -> CharSet:
-    table = {C.CATEGORY_DIGIT: CharSet(_DIGITS), C.CATEGORY_NOT_DIGIT: CharSet(_DIGITS, True),
-             C.CATEGORY_SPACE: CharSet(_SPACE), C.CATEGORY_NOT_SPACE: CharSet(_SPACE, True),
-             C.CATEGORY_WORD: CharSet(_WORD), C.CATEGORY_NOT_WORD: CharSet(_WORD, True)}
-    return table.get(cat, ANY)
+    return _CATEGORIES.get(cat, ANY)
+
+
+@functools.lru_cache(maxsize=8192)
+def parse(pattern: str) -> P.SubPattern:
+    """Python's own parse tree of ``pattern`` (cached: the analysis and the prefilter's literal
+    search both walk it; never mutated)."""
+    return P.parse(pattern)
 
 
 def _fold(ch: str, ignore_case: bool) -> frozenset:
@@ -81,6 +90,14 @@ def _fold(ch: str, ignore_case: bool) -> frozenset:
 
 
 def _class(items: list, ignore_case: bool) -> CharSet:
+    try:
+        return _class_of(tuple(items), ignore_case)
+    except TypeError:  # an unhashable item: work it out afresh
+        return _class_of.__wrapped__(tuple(items), ignore_case)
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_of(items: tuple, ignore_case: bool) -> CharSet:
     out = EMPTY
     negate = False
     for op, av in items:
@@ -267,7 +284,7 @@ def risks(pattern: str) -> tuple[str, ...]:
     A pattern nested too deeply to analyse is a risk of its own (Python's parser and compiler
     recurse too)."""
     try:
-        tree = P.parse(pattern)
+        tree = parse(pattern)
     except RecursionError:
         return (f"groups nested too deeply (more than {MAX_DEPTH} levels)",)
     analysis = _Analysis(bool(tree.state.flags & 2))
