@@ -21,6 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
+from .load import structure_problems
 from .model import PROSE_FIELDS, Entry, nested_model
 
 FLOW_LISTS = {"tags", "affects", "related", "causes", "caused_by", "applies_to", "legacy_causes", "origin"}
@@ -106,11 +107,17 @@ def _plain(value: object) -> object:
 def format_file(path: Path, check: bool) -> FormatResult:
     try:
         original = path.read_text(encoding="utf-8")
+        unsafe = structure_problems(original, str(path))
+        if unsafe:  # an alias bomb would make the read-back comparison below expand it
+            return FormatResult(path, False, f"not formatted: YAML problem at line {unsafe[0].line} "
+                                             f"({unsafe[0].message}); run kb validate")
         formatted = canonical(original)
     except (OSError, UnicodeDecodeError) as exc:
         return FormatResult(path, False, f"cannot read: {exc}")
     except YAMLError as exc:
         return FormatResult(path, False, f"not formatted: YAML problem ({str(exc).splitlines()[0]}); run kb validate")
+    except RecursionError:
+        return FormatResult(path, False, "not formatted: the YAML nests too deeply to read; run kb validate")
     if formatted == original:
         return FormatResult(path, False)
     safe = YAML(typ="safe")

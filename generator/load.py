@@ -273,6 +273,22 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
     return loaded, problems
 
 
+def structure_problems(text: str, shown: str) -> list[Problem]:
+    """YAML errors, anchors used through aliases (KB007) and values nested too deeply (KB001),
+    found in one linear pass over the composed nodes: what makes any later walk of the data (or
+    another YAML library's recursive reader) explode. ``kb fmt`` checks this first."""
+    loader = EntryLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        return [Problem(shown, line, col, "KB001", f"YAML error: {getattr(exc, 'problem', None) or exc}")]
+    finally:
+        loader.dispose()
+    return [p for p in _duplicate_keys(node, shown) if p.code in ("KB007", "KB001")]
+
+
 def load_corpus_files(root: Path) -> tuple[list[LoadedFile], list[Problem]]:
     """Load every file under ``root``; returns the files and all problems found.
 

@@ -106,3 +106,18 @@ def test_every_command_is_in_the_contributor_guide() -> None:
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     for command in sub.choices:
         assert f"`kb {command}" in guide, command
+
+
+def test_fmt_refuses_an_alias_bomb_at_once(tmp_path) -> None:
+    """kb fmt compares the data before and after; with aliases expanded that took hours."""
+    from conftest import run_kb
+    from generator.regex_budget import budget
+
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
+    path = tmp_path / "demo-failure.yaml"
+    path.write_text("id: demo-failure\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    with budget(10):
+        result = run_kb("fmt", "--check", str(path))
+    assert result.code == 1 and "anchor (&name) that is used again through an alias" in result.out + result.err
+    assert "Traceback" not in result.out + result.err
