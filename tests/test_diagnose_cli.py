@@ -173,6 +173,7 @@ FORMATS = [
     ("c10d behind [rankN]: prefixes", "logs", "104", "nccl-watchdog-timeout"),
     ("glog headers (I1105 01:26:08.071329 ...)", "field/dev", "containers-010", "k8s-nvidia-runtime-not-default"),
     ("vLLM worker prefix (VllmWorkerProcess pid=N) ERROR ...]", "logs", "144", "cuda-out-of-memory"),
+    ("Ray actor prefix (actor pid=N) before NCCL's own", "logs", "145", "nccl-unhandled-cuda-error"),
     ("a monitoring agent's own report (GPUd)", "logs", "142", "xid-79"),
     ("a monitoring agent's event message only (GPUd)", "logs", "143", "xid-119"),
     ("nvidia-smi -q report beside the kernel log", "logs", "020", "pcie-aer-error"),
