@@ -40,6 +40,7 @@ class Re2Scanner:
         parts.extend(_literal(text, False) for text in anchors)
         # (?m): ^ and $ match at line boundaries, as they do when Python searches one line
         self._rx = re2.compile(b"(?m)" + (b"|".join(parts) or rb"\b\B"), options)  # \b\B never matches
+        self._find = self._spans()
 
     @classmethod
     def for_matcher(cls, matcher) -> "Re2Scanner":  # noqa: ANN001 - generator.matcher.match.Matcher
@@ -48,7 +49,7 @@ class Re2Scanner:
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, None]]:
         out: list[tuple[int, int, None]] = []
         size = len(data)
-        find = self._spans()
+        find = self._find
         pos = 0
         while pos < size:
             span = find(data, pos, size)

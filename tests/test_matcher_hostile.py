@@ -106,3 +106,17 @@ def test_log_borne_fields_are_inert_in_markdown(diagnoser: Diagnoser) -> None:
     outside_code = re.sub(r"(?s)```text.*?```", "", markdown)
     assert "\\<img src=x onerror=alert(1)\\>" in outside_code
     assert not re.search(r"(?<!\\)<img", outside_code)
+
+
+def test_a_repeated_line_gets_the_time_its_own_text_gives(diagnoser: Diagnoser) -> None:
+    """Repeated lines are answered from the memo; their timestamps must be parsed from the whole
+    line exactly as the first occurrence's was (leading spaces included)."""
+    from generator.matcher.parse import parse_time
+
+    lines = ["  [ 10.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.",
+             "[ 20.000002] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.",
+             "2024-01-01T00:00:03Z NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."]
+    session = diagnoser.session()
+    session.feed(("\n".join(lines * 2) + "\n").encode())
+    finding = session.tally.findings["xid-79"]
+    assert [h.context.time for h in finding.hits] == [parse_time(line) for line in (lines * 2)[:len(finding.hits)]]

@@ -6,7 +6,8 @@ line tells about where it came from. One line gives at most one hit per entry.
 Logs repeat themselves: a flapping PCIe link prints the same corrected-error line a million
 times, only the timestamp changes. What a line matched is remembered by the line without its
 leading timestamp (and the shape of that timestamp), so a repeated line costs a dictionary
-look-up and a timestamp parse instead of a run of every candidate signature.
+look-up instead of a run of every candidate signature; its timestamp is parsed only if the
+hit is kept as evidence.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Iterable, Iterator
 from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci, parse_smi_gpu,
                     parse_sxid, parse_time, parse_xid)
 from .read import MAX_LINE_BYTES, Chunk
+from .rules import compiled
 from .scan import LiteralScanner, Scanner
 
 _BLOCK_FIELD = re.compile(r"^\s*(rank|host|exitcode|local_rank|error_file|time)\s*:\s*(.+?)\s*$")
@@ -41,14 +43,14 @@ class Hit:
     text: str
     context: Context
     fields: dict = field(default_factory=dict)
-    timed: bool = True  # False: context.time not parsed yet (see settle)
+    pending_time: str | None = None  # the whole line, while its timestamp is not parsed yet (see settle)
 
     def settle(self) -> "Hit":
         """Parse the line's timestamp, left for later on a repeated line: most such hits are
         only counted, and only those kept as evidence need their time."""
-        if not self.timed:
-            self.context.time = parse_time(self.text)
-            self.timed = True
+        if self.pending_time is not None:
+            self.context.time = parse_time(self.pending_time)
+            self.pending_time = None
         return self
 
 
@@ -62,9 +64,9 @@ class Matcher:
         self.signatures = []
         index: dict[tuple[str, bool], list[int]] = {}
         for i, sig in enumerate(rules["signatures"]):
-            flags = re.IGNORECASE if sig["ignore_case"] else 0
             literals = [lit.lower() if sig["ignore_case"] else lit for lit in sig["literals"]]
-            self.signatures.append((sig["entry"], sig["id"], re.compile(sig["pattern"], flags), literals, sig["ignore_case"]))
+            self.signatures.append((sig["entry"], sig["id"], compiled(sig["pattern"], sig["ignore_case"]), literals,
+                                    sig["ignore_case"]))
             for literal in sig["literals"]:
                 index.setdefault((literal, sig["ignore_case"]), []).append(i)
         # literal -> signatures that need it: a line runs only the regexes whose literal it contains
@@ -136,7 +138,8 @@ class Matcher:
         if not known:
             return []
         evidence = text.strip()[:EVIDENCE_CHARS]
-        return [Hit(line, entry, sig_id, evidence, Context(None, ctx.rank, ctx.host, ctx.pci), dict(fields), not head)
+        return [Hit(line, entry, sig_id, evidence, Context(None, ctx.rank, ctx.host, ctx.pci), dict(fields),
+                    text if head else None)
                 for entry, sig_id, fields, ctx in known]
 
     def _match_line(self, text: str, line: int, wanted: frozenset[int] | None) -> list[Hit]:

@@ -12,6 +12,7 @@ file holds, loading it ends in a rules document or in one ``RulesError`` line.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -47,6 +48,12 @@ def check(doc: object, where: str = "rules") -> dict:
     if problem:
         raise RulesError(f"{where}: {problem}; rebuild the rules with 'kb rules'")
     return doc
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(pattern: str, ignore_case: bool) -> re.Pattern:
+    """A signature's compiled pattern, compiled once for the check here and the matcher both."""
+    return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
 
 
 _ENTRY_KEYS = {"title": str, "category": str, "severity": str, "owner": str, "summary": str, "fix": list,
@@ -89,7 +96,7 @@ def _shape_problem(doc: dict) -> str | None:
             danger = risks(sig["pattern"])  # judged before compiling: a deep pattern overflows the compiler
             if danger:
                 return f"signature '{sig['id']}': pattern has {danger[0]}"
-            re.compile(sig["pattern"], re.IGNORECASE if sig["ignore_case"] else 0)
+            compiled(sig["pattern"], sig["ignore_case"])
         except (re.error, RecursionError, OverflowError, MemoryError) as exc:
             return f"signature '{sig['id']}': pattern does not compile ({str(exc)[:80] or type(exc).__name__})"
     for i, anchor in enumerate(anchors):
