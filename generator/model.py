@@ -10,13 +10,13 @@ JSON Schema and in the field reference of the contributor guide.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from .categories import CATEGORIES, CATEGORY_TITLES
+from .safety import URL_CHARS, URL_OUTSIDE
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
@@ -81,14 +81,8 @@ Markdown = Annotated[str, StringConstraints(min_length=1)]
 
 EntryId = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=80)]
 
-# What a URL may hold: RFC 3986's unreserved and reserved characters and percent escapes,
-# less those that can end a Markdown link or an HTML attribute: ( ) < > " ' ` [ ] { } | \ ^
-# and white space. Write any of them percent-encoded (")" as %29).
-_URL_BAD = re.compile(r"[^A-Za-z0-9\-._~:/?#@!$&*+,;=%]")
-
-
 def _check_url(value: str) -> str:
-    bad = _URL_BAD.search(value)
+    bad = URL_OUTSIDE.search(value)  # a character that could end a link or an attribute
     if bad:
         ch = bad.group(0)
         shown = repr(ch) if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
@@ -108,7 +102,7 @@ HttpUrl = Annotated[
     str,
     StringConstraints(min_length=1, max_length=2000),
     AfterValidator(_check_url),
-    WithJsonSchema({"type": "string", "format": "uri", "pattern": "^https?://[A-Za-z0-9\\-._~:/?#@!$&*+,;=%]+$"}),
+    WithJsonSchema({"type": "string", "format": "uri", "pattern": f"^https?://[{URL_CHARS}]+$"}),
 ]
 """An absolute http(s) URL. Checked again, more strictly, by the URL validator."""
 

@@ -88,8 +88,10 @@ def _code_spans(line: str) -> Iterator[tuple[int, int]]:
         m = _BACKTICKS.search(line, i)
         if not m:
             return
-        backslashes = len(m.string[:m.start()]) - len(m.string[:m.start()].rstrip("\\"))
-        if backslashes % 2:  # an escaped backtick is a literal one; the rest of the run may open a span
+        j = m.start()
+        while j > 0 and line[j - 1] == "\\":  # count the backslashes right before the run
+            j -= 1
+        if (m.start() - j) % 2:  # an escaped backtick is a literal one; the rest of the run may open a span
             i = m.start() + 1
             continue
         run = m.group(0)
@@ -261,7 +263,11 @@ def rendered_violations(text: str) -> list[str]:
     return list(dict.fromkeys(parser.violations))
 
 
-_URL_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~:/?#@!$&*+,;=%]")
+# What a URL in an entry may hold: RFC 3986's unreserved and reserved characters and percent
+# escapes, less those that can end a Markdown link or an HTML attribute: ( ) < > " ' ` [ ] { }
+# | \ ^ and white space. Validation refuses the rest (model.HttpUrl); rendering encodes it.
+URL_CHARS = r"A-Za-z0-9\-._~:/?#@!$&*+,;=%"
+URL_OUTSIDE = re.compile(f"[^{URL_CHARS}]")
 
 
 def safe_url(url: str) -> str:
@@ -269,7 +275,7 @@ def safe_url(url: str) -> str:
     character that could end the link or an attribute is percent-encoded."""
     if not re.match(r"(?i)https?://", url.strip()):
         return "#unsafe-link"
-    return _URL_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), url.strip())
+    return URL_OUTSIDE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), url.strip())
 
 
 def escape_text(text: str) -> str:
