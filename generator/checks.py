@@ -195,9 +195,9 @@ class SignaturesLinear(Validator):
                 continue
             risks = backtracking.risks(sig.pattern)
             for risk in risks:
-                code = "KB025" if risk.startswith("groups nested too deeply") else "KB023"
+                code = "KB025" if risk == backtracking.TOO_DEEP else "KB023"
                 yield f.problem(code, f"signature '{sig.id}': pattern has {risk}", "signatures", i, "pattern")
-            if any(r.startswith("groups nested too deeply") for r in risks):
+            if backtracking.TOO_DEEP in risks:
                 continue
             literals, _ = prefilter_literals(sig.pattern)
             if not literals or any(len(lit.strip()) < MIN_LITERAL for lit in literals):

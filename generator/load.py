@@ -247,7 +247,7 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
                                 "remove control characters; entries are plain UTF-8 text")]
     loaded._node = node
 
-    problems = list(_duplicate_keys(node, shown))
+    problems = list(_walk_structure(node, shown))
     if any(p.code in ("KB007", "KB001") for p in problems):
         return loaded, problems  # never construct: an alias can stand for billions of values
     if node is None or not isinstance(node, yaml.MappingNode):
@@ -286,7 +286,7 @@ def structure_problems(text: str, shown: str) -> list[Problem]:
         return [Problem(shown, line, col, "KB001", f"YAML error: {getattr(exc, 'problem', None) or exc}")]
     finally:
         loader.dispose()
-    return [p for p in _duplicate_keys(node, shown) if p.code in ("KB007", "KB001")]
+    return [p for p in _walk_structure(node, shown) if p.code in ("KB007", "KB001")]
 
 
 def load_corpus_files(root: Path) -> tuple[list[LoadedFile], list[Problem]]:
@@ -349,8 +349,9 @@ def _node_at(node: yaml.Node | None, loc: Iterable[str | int]) -> yaml.Node | No
     return _walk(node, loc)[1]
 
 
-def _duplicate_keys(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
-    """Duplicate keys (KB002) and anchors used through aliases (KB007), in one linear walk.
+def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
+    """Duplicate keys (KB002), anchors used through aliases (KB007) and values nested too
+    deeply (KB001), in one linear walk.
 
     The walk never follows a node twice: in the composed tree an alias is the very node its
     anchor names, so a second visit is an alias, and a nine-level alias bomb of 1 KB (a

@@ -86,14 +86,19 @@ _THIRD_PARTY_FETCHES = (
 )
 
 
-def on_post_page(output: str, page, config) -> str:  # noqa: ANN001
-    """Check each page as MkDocs writes it (nothing that runs or fetches) and add the policy."""
-    start = time.perf_counter()
+def _finished_page(html: str, where: str) -> str:
+    """A built page checked (nothing that runs or fetches, else the build stops) and given the policy."""
     try:
-        page_guard.check(output, page.file.src_uri)
+        page_guard.check(html, where)
     except KbError as exc:
         raise Abort(str(exc)) from None
-    html = csp.inject(output)
+    return csp.inject(html)
+
+
+def on_post_page(output: str, page, config) -> str:  # noqa: ANN001
+    """Finish each page as MkDocs writes it."""
+    start = time.perf_counter()
+    html = _finished_page(output, page.file.src_uri)
     _state["csp_seconds"] = _state.get("csp_seconds", 0.0) + time.perf_counter() - start
     return html
 
@@ -130,12 +135,7 @@ def _post_build(config) -> None:  # noqa: ANN001
     # pages MkDocs writes outside on_post_page (404.html) get the policy here
     for extra in (site / "404.html",):
         if extra.exists():
-            text = extra.read_text(encoding="utf-8")
-            try:
-                page_guard.check(text, extra.name)
-            except KbError as exc:
-                raise Abort(str(exc)) from None
-            extra.write_text(csp.inject(text), encoding="utf-8")
+            extra.write_text(_finished_page(extra.read_text(encoding="utf-8"), extra.name), encoding="utf-8")
     csp.write_headers(site)
     timing_file = os.environ.get("KB_HOOK_TIMING")
     if timing_file and "timing" in _state:  # the build benchmark reads the generator's own share from here

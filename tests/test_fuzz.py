@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +10,7 @@ import yaml
 
 from conftest import ROOT
 from generator.corpus import Corpus, load_corpus
-from generator.model import CATEGORIES, Entry
-from generator.render import pages, write_pages
+from generator.model import CATEGORIES
 from html_scan import FETCHING, foreign_urls, host_of, parse
 
 pytestmark = pytest.mark.slow

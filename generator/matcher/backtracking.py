@@ -6,13 +6,16 @@ on a 64 KiB log line that is hours. This module judges a pattern on the parse tr
 own parser and names each construct that lets a repeat split the text in more than one way:
 
 - an unbounded repeat inside another (``(a+)+``);
-- alternatives that can start with the same character, inside an unbounded repeat (``(a|aa)+``);
+- alternatives that can start with the same character, inside any repeat (``(a|aa)+``);
 - two unbounded repeats in a row whose characters overlap (``\\d*\\d*``, ``[a-z]+[a-z]+``),
   also when only optional items sit between them;
-- a repeat counted more than once whose body holds an unbounded repeat that can swallow what
-  starts the next round (``(.*a){20}``);
+- a repeated group whose inner repeat can swallow what starts the next round (``(.*a){20}``,
+  and under an unbounded repeat any inner repeat of variable width: ``(x{1,5})+``);
+- an unbounded repeat whose body can match nothing (``(a?)*``);
 - more than two unbounded wildcards (``.*``, ``\\S+``, ``[^x]*``) in one pattern;
-- lookarounds and backreferences (outside the linear-time subset RE2 runs).
+- lookarounds and backreferences (outside the linear-time subset RE2 runs), and repeat counts
+  over 1,000 (RE2 refuses them);
+- groups nested more than ``MAX_DEPTH`` deep.
 
 Characters are tracked as sets: a ``CharSet`` is either a finite set of characters or "every
 character except" a finite set. The analysis is approximate on the safe side: it may refuse
@@ -30,6 +33,7 @@ UNBOUNDED = C.MAXREPEAT
 LARGE = 1000  # a bounded repeat over this many is treated as unbounded
 RE2_MAX_COUNT = 1000  # RE2's limit on {n,m}
 MAX_DEPTH = 40  # nesting deeper than this is refused outright (and cannot overflow the analysis)
+TOO_DEEP = f"groups nested too deeply (more than {MAX_DEPTH} levels)"  # the risk named for such a pattern
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 
 _DIGITS = frozenset("0123456789")
@@ -89,15 +93,9 @@ def _fold(ch: str, ignore_case: bool) -> frozenset:
     return frozenset({ch.lower(), ch.upper()}) if ignore_case else frozenset({ch})
 
 
-def _class(items: list, ignore_case: bool) -> CharSet:
-    try:
-        return _class_of(tuple(items), ignore_case)
-    except TypeError:  # an unhashable item: work it out afresh
-        return _class_of.__wrapped__(tuple(items), ignore_case)
-
-
 @functools.lru_cache(maxsize=4096)
-def _class_of(items: tuple, ignore_case: bool) -> CharSet:
+def _class(items: tuple, ignore_case: bool) -> CharSet:
+    """The characters a ``[...]`` class matches (its parsed items are tuples: cached by value)."""
     out = EMPTY
     negate = False
     for op, av in items:
@@ -196,7 +194,7 @@ class _Analysis:
         if op is C.ANY:
             return Shape(ANY, ANY, False)
         if op is C.IN:
-            s = _class(list(av), ic)  # type: ignore[arg-type]
+            s = _class(tuple(av), ic)  # type: ignore[arg-type]
             return Shape(s, s, False)
         if op in (C.ASSERT, C.ASSERT_NOT):
             self.risk("a lookahead or lookbehind (not in the linear-time subset)")
@@ -286,12 +284,12 @@ def risks(pattern: str) -> tuple[str, ...]:
     try:
         tree = parse(pattern)
     except RecursionError:
-        return (f"groups nested too deeply (more than {MAX_DEPTH} levels)",)
+        return (TOO_DEEP,)
     analysis = _Analysis(bool(tree.state.flags & 2))
     try:
         analysis.sequence(list(tree), 0, 0)
     except RecursionError:
-        return (f"groups nested too deeply (more than {MAX_DEPTH} levels)",)
+        return (TOO_DEEP,)
     if analysis.wildcards > 2:
         analysis.risk(f"{analysis.wildcards} unbounded wildcard repeats such as .* (at most 2)")
     return tuple(analysis.risks)
