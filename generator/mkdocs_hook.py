@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import Abort
 
-from generator import csp, page_guard
+from generator import csp, page_guard, search_index
 from generator.build_lock import BuildLock
 from generator.checks import run_checks
 from generator.corpus import corpus_from_files
@@ -59,6 +59,9 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
         _state["corpus"] = corpus
         generated = pages(corpus, repo_root)
         _state["rules_text"] = generated.get("data/rules.json")
+        index_text, index_path = search_index.serialise(search_index.build(corpus))
+        _state["search_index"] = (index_text, index_path)
+        config.extra["kb_search_index"] = index_path  # the header's search box reads it from here
         phases["render"] = lap()
         write_pages(generated, Path(config.docs_dir))
         phases["write"] = lap()
@@ -121,6 +124,12 @@ def _post_build(config) -> None:  # noqa: ANN001
         write_doctor(_state["corpus"], REPO_ROOT, site, _state.get("rules_text"))
     except KbError as exc:
         raise Abort(str(exc)) from None
+    index_text, index_path = _state["search_index"]
+    search_dir = (site / index_path).parent
+    search_dir.mkdir(parents=True, exist_ok=True)
+    for old in search_dir.glob("index.*.json"):
+        old.unlink()
+    (site / index_path).write_text(index_text, encoding="utf-8")
     for path in (site / "assets" / "javascripts").glob("*.js"):
         text = path.read_text(encoding="utf-8")
         cleaned = text
@@ -130,8 +139,9 @@ def _post_build(config) -> None:  # noqa: ANN001
             path.write_text(cleaned, encoding="utf-8")
     for source_map in (site / "assets").rglob("*.map"):
         source_map.unlink()
-    # Search language packs for languages other than English (the site's only language).
+    # The theme's search (off: the atlas has its own) still ships its language packs and worker.
     shutil.rmtree(site / "assets" / "javascripts" / "lunr", ignore_errors=True)
+    shutil.rmtree(site / "assets" / "javascripts" / "workers", ignore_errors=True)
     # pages MkDocs writes outside on_post_page (404.html) get the policy here
     for extra in (site / "404.html",):
         if extra.exists():

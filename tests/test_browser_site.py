@@ -1,4 +1,4 @@
-"""The Xid comparison page and the site search, in a real browser."""
+"""The Xid comparison page in a real browser (the search has its own tests: test_browser_search.py)."""
 
 from __future__ import annotations
 
@@ -10,21 +10,6 @@ from browser import launch, require_chromium
 from site_server import SiteServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-# what readers type, and the entries that must be among the first three results
-SEARCHES = [
-    ("Xid 79", {"xid-79"}),
-    ("fallen off the bus", {"xid-79"}),
-    ("illegal memory access", {"cuda-illegal-memory-access"}),
-    ("CUDA out of memory", {"cuda-out-of-memory"}),
-    ("NCCL watchdog", {"nccl-watchdog-timeout"}),
-    ("CUBLAS_STATUS_EXECUTION_FAILED", {"cublas-execution-failed"}),
-    ("uncorrectable ECC", {"cuda-uncorrectable-ecc", "xid-48", "xid-95"}),
-    ("row remapping", {"row-remap-pending", "xid-63", "xid-64"}),
-    ("device-side assert", {"cuda-device-side-assert"}),
-    ("ChildFailedError", {"torchelastic-child-failed"}),
-]
-
 
 @pytest.fixture(scope="module")
 def site(built_site: Path):
@@ -85,20 +70,3 @@ def test_compare_allows_at_most_four(site) -> None:
         boxes.nth(i).check() if i < 4 else boxes.nth(i).click()
     assert page.locator(".kb-xid__pick:checked").count() == 4
     assert "at most 4" in page.inner_text(".kb-xid__count")
-
-
-@pytest.mark.parametrize("query, expected", SEARCHES, ids=[q for q, _ in SEARCHES])
-def test_search_finds_the_entry_in_the_top_three(site, query: str, expected: set[str]) -> None:
-    server, page = site
-    page.goto(server.url + "/")
-    page.click("label.md-search__icon, .md-search__input", timeout=10_000)
-    box = page.locator("input.md-search__input")
-    box.focus()
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Backspace")
-    box.press_sequentially(query, delay=20)
-    page.wait_for_selector(".md-search-result__item", timeout=20_000)
-    page.wait_for_timeout(300)
-    hrefs = page.eval_on_selector_all(".md-search-result__item > a", "links => links.map(a => a.getAttribute('href'))")
-    top = list(dict.fromkeys(h.split("entries/")[1].split("/")[0] for h in hrefs if "entries/" in h))[:3]
-    assert expected & set(top), f"{query!r}: top results {top}"

@@ -163,7 +163,9 @@
   }
 
   function start() {
-    document.querySelectorAll(".kb-xid:not([data-mounted])").forEach((root) => {
+    // only the comparison page's container: an entry's "Xid 79" badge shares the class name
+    document.querySelectorAll("div.kb-xid:not([data-mounted])").forEach((root) => {
+      if (!root.querySelector(".kb-xid__table")) return;
       root.dataset.mounted = "true";
       mount(root);
     });

@@ -1,0 +1,125 @@
+"""The site search in a real browser: pasted log lines and typed words find their entry."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from browser import launch, require_chromium
+from site_server import SiteServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERIES = yaml.safe_load((ROOT / "tests" / "fixtures" / "search" / "queries.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def site(built_site: Path):
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with SiteServer(built_site) as server, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        yield server, page, errors
+        browser.close()
+
+
+def _index_url(page) -> str:
+    return page.eval_on_selector(".kb-search", "node => node.dataset.index")
+
+
+def test_the_query_set_is_real_and_large_enough() -> None:
+    pasted = [q for q in QUERIES if q.get("source")]
+    assert len(pasted) >= 30 and all(q["source"].startswith("https://") for q in pasted)
+    assert any(len(q["query"].split()) <= 2 and not q.get("source") for q in QUERIES)
+
+
+def test_every_query_finds_its_entry_in_the_top_three(site) -> None:
+    server, page, errors = site
+    page.goto(server.url + "/")
+    tops = page.evaluate("""async ([url, queries]) => {
+        const index = await kbSearch.load(url);
+        return queries.map(q => index.search(q, 3).filter(h => h.entry).map(h => h.entry.i));
+    }""", [_index_url(page), [q["query"] for q in QUERIES]])
+    misses = [f"{q['query'][:100]!r}: expected {q['expected']}, got {top}"
+              for q, top in zip(QUERIES, tops) if not set(q["expected"]) & set(top)]
+    assert not misses, "\n".join(misses)
+    assert not errors
+
+
+def test_signature_patterns_run_in_the_browser_as_in_python(site) -> None:
+    """Every pattern compiles as a JavaScript RegExp, matches its own examples and no counter-example."""
+    from generator.corpus import load_corpus
+
+    server, page, _ = site
+    corpus = load_corpus(Path(os.environ.get("KB_ENTRIES") or ROOT / "kb" / "entries"))  # what the site was built from
+    cases = [[s.pattern, [x.line for x in s.examples], list(s.counter_examples), f"{e.id}/{s.id}"]
+             for e in corpus.entries for s in e.signatures]
+    page.goto(server.url + "/")
+    problems = page.evaluate("""(cases) => {
+        const out = [];
+        for (const [pattern, examples, counters, where] of cases) {
+            const re = kbSearch.toRegExp(pattern, false);
+            if (!re) { out.push(`${where}: does not compile`); continue; }
+            for (const line of examples) if (!re.test(line)) out.push(`${where}: misses its example ${line.slice(0, 80)}`);
+            for (const line of counters) if (re.test(line)) out.push(`${where}: matches its counter-example ${line.slice(0, 80)}`);
+        }
+        return out;
+    }""", cases)
+    assert len(cases) > 500 and not problems, "\n".join(problems)
+
+
+def test_no_page_loads_the_index_until_the_box_is_used(site) -> None:
+    server, page, errors = site
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(server.url + "/entries/xid-79/")
+    page.wait_for_load_state("networkidle")
+    assert not [u for u in requested if "/assets/search/" in u or "search_index" in u]
+    page.focus("#kb-search-q")
+    page.wait_for_load_state("networkidle")
+    assert [u for u in requested if "/assets/search/index." in u]
+    assert not errors
+
+
+def test_typing_shows_results_and_the_keyboard_opens_one(site) -> None:
+    server, page, errors = site
+    page.goto(server.url + "/categories/")
+    page.keyboard.press("/")  # the shortcut focuses the box
+    assert page.evaluate("document.activeElement.id") == "kb-search-q"
+    # a hyphenated word followed by a colon: the query lunr used to reject
+    page.keyboard.type("nvidia-container-cli: initialization error: nvml error: driver not loaded")
+    page.wait_for_selector(".kb-search__item")
+    first = page.locator(".kb-search__item").first
+    assert first.get_attribute("aria-selected") == "true"
+    assert "log line recognised" in first.inner_text()
+    page.keyboard.press("ArrowDown")
+    assert page.locator(".kb-search__item").nth(1).get_attribute("aria-selected") == "true"
+    second = page.locator(".kb-search__item").nth(1).locator("a").get_attribute("data-id")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/entries/{second}/")
+    page.keyboard.press("/")
+    page.keyboard.type("zzzzqqq xqxqxq")
+    page.wait_for_selector(".kb-search__status a[href$='diagnose/']")
+    page.keyboard.press("Escape")
+    assert page.locator(".kb-search__panel").is_hidden()
+    assert not errors
+
+
+def test_the_search_page_takes_the_query_from_the_address(site) -> None:
+    server, page, errors = site
+    page.goto(server.url + "/search/?q=" + "Xid%2079")
+    page.wait_for_selector(".kb-search-page__results .kb-search__item")
+    first = page.locator(".kb-search-page__results .kb-search__link").first
+    assert first.get_attribute("data-id") == "xid-79"
+    page.fill(".kb-search-page__input", "ncclRemoteError")
+    page.wait_for_function("() => location.search.includes('ncclRemoteError')")
+    assert page.locator(".kb-search-page__results .kb-search__link").first.get_attribute("data-id") == "nccl-remote-error"
+    assert not errors
