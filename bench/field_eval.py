@@ -1,8 +1,11 @@
 """Score the diagnosis on the field sample (tests/fixtures/field): dev and the untouched holdout.
 
 Writes the "Field sample" section of bench/results.md: top-1, top-3 and false positives on
-healthy logs, per part and per family. Only the scores are printed for the holdout, never
-its misses (see tests/fixtures/field/README.md).
+healthy logs, per part and per family, then per collection wave and on the cases whose thread
+the corpus does not cite. A thread cited by an entry (as a reference or an example's source)
+may have shaped what was written, even by someone who never read the case: the uncited
+figure is the one no such overlap can flatter. Only the scores are printed for the holdout,
+never its misses (see tests/fixtures/field/README.md).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
 
 from bench.results_file import section_head, write_section  # noqa: E402
+import yaml  # noqa: E402
+
 from generator.diagnose_cli import ensure_rules, evaluate, family_scores, make_diagnoser  # noqa: E402
+from tools.field_merge import _norm, cited_threads  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"
 
@@ -41,6 +47,22 @@ def main() -> int:
                      f"{sum(1 for r in healthy if r.got)} |")
         for family, n_fail, top1, top3, n_ok, fp in family_scores(results):
             lines.append(f"| {part} | {family} | {n_fail} | {_pct(top1, n_fail)} | {_pct(top3, n_fail)} | {n_ok} | {fp} |")
+    cited = cited_threads(ROOT / "kb" / "entries")
+    lines += ["", "| part | subset | failure logs | top-1 | top-3 | healthy logs | false positives |",
+              "|---|---|---|---|---|---|---|"]
+    for part in ("holdout", "dev"):
+        labels = {str(i["id"]): i for i in yaml.safe_load((FIELD / part / "labels.yaml").read_text(encoding="utf-8"))}
+        results = evaluate(FIELD / part, diagnoser)
+        subsets = [(f"wave {w}", lambda i, w=w: i.get("wave", 1) == w)
+                   for w in sorted({i.get("wave", 1) for i in labels.values()})]
+        subsets.append(("thread not cited by the corpus", lambda i: _norm(i["source"]) not in cited))
+        for name, keep in subsets:
+            chosen = [r for r in results if keep(labels[r.case])]
+            failing = [r for r in chosen if r.expected != "none"]
+            healthy = [r for r in chosen if r.expected == "none"]
+            lines.append(f"| {part} | {name} | {len(failing)} | {_pct(sum(r.top1 for r in failing), len(failing))} | "
+                         f"{_pct(sum(r.top3 for r in failing), len(failing))} | {len(healthy)} | "
+                         f"{sum(1 for r in healthy if r.got)} |")
     lines += ["", "The figures before any work for this sample are in tests/fixtures/field/README.md."]
     body = "\n".join(lines)
     write_section("field", body)
