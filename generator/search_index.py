@@ -24,6 +24,7 @@ import json
 import re
 from collections import Counter
 
+from . import datasets
 from .categories import CATEGORY_TITLES
 from .corpus import Corpus
 
@@ -38,7 +39,6 @@ SITE_PAGES = (
     ("contributing/", "Contributing: add or fix an entry", "contributing contribute add entry yaml schema validate pull request"),
 )
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 
 
 def plain_text(markdown: str) -> str:
@@ -49,8 +49,9 @@ def plain_text(markdown: str) -> str:
 
 
 def first_sentence(markdown: str, limit: int = 220) -> str:
-    text = plain_text(markdown)
-    head = _SENTENCE_END.split(text, maxsplit=1)[0]
+    """The quick answer's first sentence as plain text, cut at a word past ``limit`` characters
+    (search results and link previews show it)."""
+    head = datasets.first_sentence(plain_text(markdown))
     return head if len(head) <= limit else head[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 

@@ -25,8 +25,10 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 # pyodide.mjs falls back to a CDN only when run under Node; the site's copy cannot reach it at all
 CDN_FALLBACK = b"https://cdn.jsdelivr.net/pyodide/"
 MATCHER = Path(__file__).with_name("matcher")
-# real logs from the project's fixtures offered as samples on /diagnose/
-SAMPLE_CASES = ("107", "015", "115", "012")
+# real logs from the project's fixtures offered as samples on /diagnose/, in order of preference;
+# the first four whose diagnosis names exactly the labelled failure are shown, titled by the report
+SAMPLE_CASES = ("107", "014", "104", "115", "012", "118", "011", "001")
+SAMPLES_SHOWN = 4
 
 
 def copy_pyodide(repo_root: Path, site: Path) -> None:
@@ -82,24 +84,38 @@ def write_doctor(corpus: Corpus, repo_root: Path, site: Path, rules_text: str | 
     (doctor / rules_name).write_bytes(rules_bytes)
     manifest = {"pyodide": "../pyodide/", "matcher": zip_name, "rules": rules_name}
     (doctor / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    write_samples(corpus, repo_root, doctor)
+    write_samples(corpus, repo_root, doctor, json.loads(rules_text))
     return manifest
 
 
-def write_samples(corpus: Corpus, repo_root: Path, doctor: Path) -> None:
+def write_samples(corpus: Corpus, repo_root: Path, doctor: Path, rules: dict | None = None) -> list[dict]:
+    """Copy the sample logs and write samples.json: each sample's button says what the doctor
+    will answer for it (the root finding's title), and a sample whose diagnosis is not exactly
+    its labelled failure is not offered."""
+    from .matcher import Diagnoser  # noqa: PLC0415 - the build needs it only here
+
     fixtures = repo_root / "tests" / "fixtures" / "logs"
     labels_path = fixtures / "labels.yaml"
     samples_dir = doctor / "samples"
     samples_dir.mkdir(exist_ok=True)
-    out = []
+    for old in samples_dir.glob("*.log"):
+        old.unlink()
+    out: list[dict] = []
     labels = {str(item["id"]): item for item in yaml.safe_load(labels_path.read_text(encoding="utf-8"))} if labels_path.exists() else {}
-    by_id = corpus.by_id
+    diagnoser = Diagnoser(rules if rules is not None else compile_rules(corpus))
     for case in SAMPLE_CASES:
         label = labels.get(case)
         log = fixtures / "cases" / f"{case}.log"
-        if not label or not log.exists() or label["expected"] not in by_id:
+        if len(out) == SAMPLES_SHOWN or not label or not log.exists() or label["expected"] not in corpus.by_id:
+            continue
+        with log.open("rb") as fh:
+            report = diagnoser.diagnose(fh)
+        root = next((f for f in report["findings"] if f["role"] == "root"), None)
+        if root is None or root["id"] != label["expected"]:
             continue
         shutil.copy(log, samples_dir / f"{case}.log")
-        title = by_id[label["expected"]].title.split(":")[0].split("(")[0].strip()
-        out.append({"name": f"sample-{case}.log", "path": f"samples/{case}.log", "title": title, "source": label["source"]})
+        title = root["title"].split(":")[0].split("(")[0].strip()
+        out.append({"name": f"sample-{case}.log", "path": f"samples/{case}.log", "title": title,
+                    "expected": root["id"], "source": label["source"]})
     (doctor / "samples.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out

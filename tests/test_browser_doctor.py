@@ -220,7 +220,8 @@ def test_a_python_failure_in_the_worker_is_one_clear_line(context, server) -> No
     message = page.evaluate("""async () => {
         const worker = new Worker(new URL("assets/doctor/worker.mjs", document.baseURI.replace(/diagnose\\/.*$/, "")),
                                   { type: "module" });
-        const next = () => new Promise((resolve) => { worker.onmessage = (e) => resolve(e.data); });
+        // start-up progress messages come first; the test waits for the replies after them
+        const next = () => new Promise((resolve) => { worker.onmessage = (e) => { if (e.data.type !== "progress") resolve(e.data); }; });
         worker.postMessage({ type: "boot", site: location.origin + "/" });
         const ready = await next();
         if (ready.type !== "ready") return "boot failed: " + JSON.stringify(ready);
@@ -233,3 +234,51 @@ def test_a_python_failure_in_the_worker_is_one_clear_line(context, server) -> No
     assert kind == "error", message
     assert "Traceback" not in text and "\n" not in text and 0 < len(text) <= 320, text
     assert text.startswith("The analysis stopped: ") and "Error" in text
+
+
+def test_each_sample_says_what_the_doctor_will_answer(context, server) -> None:
+    """A sample's button is titled by the diagnosis it gets, never by a label the report contradicts."""
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.wait_for_selector(".kb-doctor__sample")
+    titles = [b.inner_text() for b in page.locator(".kb-doctor__sample").all()]
+    assert len(titles) >= 3 and "Xid 79" in titles
+    for i, title in enumerate(titles):
+        page.locator(".kb-doctor__sample").nth(i).click()
+        page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+        root = page.locator(".kb-doctor__finding--root h3").first.inner_text()
+        assert root.split("Root cause", 1)[1].strip().startswith(title), (title, root)
+
+
+def test_the_report_is_brought_into_view_with_focus_and_copyable_commands(context, server) -> None:
+    ctx, _ = context
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = ctx.new_page()
+    page.set_viewport_size({"width": 1280, "height": 700})
+    page.goto(server.url + "/diagnose/")
+    statuses: list[str] = []
+    page.expose_function("kbStatus", lambda text: statuses.append(text))
+    page.evaluate("""() => new MutationObserver(() => window.kbStatus(document.querySelector('.kb-doctor__status').textContent))
+        .observe(document.querySelector('.kb-doctor__status'), { childList: true, characterData: true, subtree: true })""")
+    page.locator(".kb-doctor textarea").fill("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    page.locator(".kb-doctor textarea").press("Control+Enter")
+    page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+    # progress while Python loads: the steps, not a bare "loading"
+    assert any(re.search(r"step [123] of 3", s) for s in statuses), statuses
+    # focus moved to the verdict, which is on screen
+    assert page.evaluate("document.activeElement.classList.contains('kb-doctor__verdict')")
+    box = page.locator(".kb-doctor__verdict").bounding_box()
+    header = page.locator(".md-header").bounding_box()
+    assert box and header["y"] + header["height"] <= box["y"] < 700, (box, header)  # not under the sticky header
+    # first steps: Markdown rendered (no literal backticks), each command with a working copy button
+    steps = page.locator(".kb-doctor__steps")
+    assert "`" not in steps.inner_text()
+    assert steps.locator("code").count() >= 1
+    commands = steps.locator(".kb-doctor__command")
+    assert commands.count() >= 1
+    first = commands.first
+    first.locator("button").click()
+    expect = first.locator("code").inner_text()
+    assert page.evaluate("navigator.clipboard.readText()") == expect
+    assert first.locator("button").inner_text() == "Copied"

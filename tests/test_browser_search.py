@@ -102,7 +102,7 @@ def test_typing_shows_results_and_the_keyboard_opens_one(site) -> None:
     assert "log line recognised" in first.inner_text()
     page.keyboard.press("ArrowDown")
     assert page.locator(".kb-search__item").nth(1).get_attribute("aria-selected") == "true"
-    second = page.locator(".kb-search__item").nth(1).locator("a").get_attribute("data-id")
+    second = page.locator(".kb-search__item").nth(1).locator(".kb-search__link").get_attribute("data-id")
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/entries/{second}/")
     page.keyboard.press("/")

@@ -20,10 +20,7 @@ ALLOWED_FOREIGN = {
     "www.w3.org": "XML namespace identifiers of inline SVG icons (xmlns); never fetched",
     "fontawesome.com": "licence comment inside an inline SVG icon in the theme's CSS",
     "www.sitemaps.org": "XML namespace of sitemap.xml; never fetched",
-    "bit.ly": "text of a console warning in the theme's search worker",
     "clipboardjs.com": "licence comment of the clipboard library inside the theme's bundle",
-    "lunrjs.com": "licence comment of the search library inside the theme's search worker",
-    "tartarus.org": "comment crediting the Porter stemmer inside the theme's search worker",
 }
 
 
@@ -71,6 +68,8 @@ def test_no_page_reaches_another_host(built_site: Path) -> None:
     corpus = load_corpus(ROOT / "kb" / "entries")
     edit_prefix = load(ROOT).edit_url.split("{path}")[0]
     content_urls = _corpus_urls(corpus, edit_prefix)
+    # the site's own address (canonical links, sitemap) and the footer's licence and source links
+    site_links = set(re.findall(r"https?://[^\s'\"<>)\]]+", (ROOT / "mkdocs.yml").read_text(encoding="utf-8")))
     offences: list[str] = []
     for path in built_site.rglob("*"):
         if path.suffix not in (".html", ".js", ".css", ".json", ".mjs", ".xml") or not path.is_file():
@@ -83,6 +82,8 @@ def test_no_page_reaches_another_host(built_site: Path) -> None:
                 continue
             if path.suffix in (".html", ".json") and any(url.startswith(u) or u.startswith(url) for u in content_urls):
                 continue  # an outside link written in entry content (references, sources)
+            if path.suffix in (".html", ".xml") and any(url.startswith(u) for u in site_links):
+                continue  # the site's own address or a footer link (a link, never fetched: checked below)
             offences.append(f"{rel}: {url}")
         if path.suffix == ".html":
             for tag, attrs in parse(text).elements:
@@ -157,3 +158,47 @@ def test_search_index_is_small_and_holds_what_the_ranking_reads(built_site: Path
     assert found[0].stat().st_size < 600_000
     page = (built_site / "entries" / "xid-79" / "index.html").read_text(encoding="utf-8")
     assert found[0].name in page and "search_index.json" not in page and "workers/search" not in page
+
+
+def test_the_site_chrome_is_the_atlas_own(built_site: Path) -> None:
+    """Logo, favicon, footer (licences, source, previous/next), titles without repetition, a
+    preview description per entry from its quick answer, canonical links and a complete sitemap."""
+    import html as html_lib  # noqa: PLC0415
+
+    from generator.search_index import first_sentence  # noqa: PLC0415
+
+    site_url = re.search(r'site_url: !ENV \[KB_SITE_URL, "([^"]+)"\]', (ROOT / "mkdocs.yml").read_text()).group(1)
+    corpus = load_corpus(ROOT / "kb" / "entries")
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    assert 'src="assets/logo.svg"' in home and 'href="assets/favicon.svg"' in home
+    assert (built_site / "assets" / "logo.svg").read_text().startswith("<svg")
+    title = re.search(r"<title>(.*?)</title>", home).group(1)
+    assert title.count("GPU Failure Atlas") == 1, title
+    footer = home.split('<footer class="md-footer">', 1)[1]
+    for needed in ("creativecommons.org/licenses/by/4.0", "LICENSE-2.0", "github.com/gpu-failure-atlas/gpu-failure-atlas"):
+        assert needed in footer, needed
+    assert 'class="md-footer__link md-footer__link--next"' in footer  # previous/next between pages
+    sitemap = (built_site / "sitemap.xml").read_text(encoding="utf-8")
+    locs = set(re.findall(r"<loc>([^<]+)</loc>", sitemap))
+    for e in corpus.entries:
+        url = f"{site_url}entries/{e.id}/"
+        assert url in locs, url
+        page = (built_site / "entries" / e.id / "index.html").read_text(encoding="utf-8")
+        assert f'<link rel="canonical" href="{url}">' in page, e.id
+        page_title = html_lib.unescape(re.search(r"<title>(.*?)</title>", page, re.S).group(1))
+        assert page_title.endswith(" · GPU Failure Atlas") and page_title.count("GPU Failure Atlas") == 1, page_title
+        preview = html_lib.unescape(re.search(r'<meta property="og:description" content="([^"]*)"', page).group(1))
+        assert preview == first_sentence(e.summary), e.id
+    assert {f"{site_url}xid/", f"{site_url}diagnose/", f"{site_url}search/"} <= locs
+
+
+def test_the_404_page_links_stay_inside_the_site_path(built_site: Path) -> None:
+    """404.html is served at any depth, so its links are absolute from site_url's path."""
+    from html_scan import parse  # noqa: PLC0415
+
+    path = re.search(r'site_url: !ENV \[KB_SITE_URL, "https?://[^/]+([^"]*)"\]', (ROOT / "mkdocs.yml").read_text()).group(1)
+    page = (built_site / "404.html").read_text(encoding="utf-8")
+    local = [v for tag, attrs in parse(page).elements for k, v in attrs.items()
+             if k in ("href", "src") and v and not v.startswith(("http", "#", "mailto:"))]
+    assert local and all(v.startswith(path) for v in local), [v for v in local if not v.startswith(path)]
+    assert "Page not found" in page and f'action="{path}search/"' in page

@@ -29,6 +29,10 @@ RULES = [
     (None, "container-runtime-legacy-invocation", "container-nvidia-runtime-not-registered",
      "the proposed id was written as the entry container-nvidia-runtime-not-registered (--runtime=nvidia with no "
      "runtime of that name registered)"),
+    (None, "slurm-login-node-no-gpu", "host-nvidia-smi-not-found",
+     "the proposed id was written as the general entry host-nvidia-smi-not-found: 'nvidia-smi: command not found' "
+     "is the same line on a login node, a host without a driver and a container started without GPUs, and the "
+     "entry lists the login or CPU node first among its causes"),
 ]
 
 

@@ -13,6 +13,8 @@
 
   // ---- one worker per page, started on first use --------------------------------------
   let booting = null;
+  const progressListeners = new Set();  // each box shows the start-up steps while it waits
+  let lastProgress = null;
 
   function bootWorker() {
     if (booting) return booting;
@@ -31,8 +33,12 @@
       }, BOOT_TIMEOUT_MS);
       worker.onmessage = (event) => {
         const msg = event.data;
-        if (msg.type === "ready") {
+        if (msg.type === "progress") {
+          lastProgress = msg;
+          for (const listener of progressListeners) listener(msg);
+        } else if (msg.type === "ready") {
           clearTimeout(timer);
+          window.kbDoctorTimings = msg.timings; // read by the browser benchmark
           resolve(new Channel(worker));
         } else if (msg.type === "error") {
           clearTimeout(timer);
@@ -98,6 +104,36 @@
 
   const ROLE_LABEL = { root: "Root cause", collateral: "Collateral", info: "Note" };
 
+  // an entry's step text is Markdown: `code spans` become <code>, everything else stays text
+  function inlineText(text) {
+    const parts = String(text).split(/(`[^`\n]+`)/);
+    return parts.filter(Boolean).map((part) =>
+      part.length > 2 && part.startsWith("`") && part.endsWith("`") ? el("code", { text: part.slice(1, -1) })
+        : document.createTextNode(part.replace(/\*\*([^*]+)\*\*/g, "$1")));
+  }
+
+  let copyCount = 0;
+  function commandBlock(command) {
+    const id = `kb-doctor-cmd-${++copyCount}`;
+    const code = el("code", { id, text: command, tabindex: "0" });
+    const button = el("button", { type: "button", class: "kb-doctor__copy-cmd", text: "Copy",
+      "aria-label": `Copy the command: ${command.slice(0, 60)}` });
+    button.addEventListener("click", async () => {
+      let ok = false;
+      try { await navigator.clipboard.writeText(command); ok = true; } catch (err) {
+        const range = document.createRange();
+        range.selectNodeContents(code);
+        const sel = getSelection();
+        sel.removeAllRanges();
+        sel.addRange(range);
+        ok = Boolean(document.execCommand && document.execCommand("copy"));
+      }
+      button.textContent = ok ? "Copied" : "Select and copy";
+      setTimeout(() => { button.textContent = "Copy"; }, 2000);
+    });
+    return el("div", { class: "kb-doctor__command" }, el("pre", {}, code), button);
+  }
+
   function whereText(where) {
     const parts = [];
     if (where.host) parts.push(`host ${where.host}`);
@@ -114,7 +150,7 @@
     const head = failures.length
       ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines`
       : `No known failure found in ${report.input.lines.toLocaleString()} lines.`;
-    box.append(el("p", { class: "kb-doctor__verdict", text: head }));
+    box.append(el("h2", { class: "kb-doctor__verdict", text: head, tabindex: "-1" }));
     if (report.initiating) {
       const place = { ...report.initiating };
       delete place.time; // the finding cards give the time; this line says who failed first
@@ -146,8 +182,8 @@
       if (f.role === "root" && f.fix && f.fix.length && !compact) {
         const list = el("ol", { class: "kb-doctor__steps" });
         for (const step of f.fix) {
-          const item = el("li", { text: step.text });
-          if (step.command) item.append(el("pre", {}, el("code", { text: step.command, tabindex: "0" })));
+          const item = el("li", {}, ...inlineText(step.text));
+          if (step.command) item.append(commandBlock(step.command));
           list.append(item);
         }
         card.append(el("p", { text: "First steps:" }), list);
@@ -199,6 +235,7 @@
       const warm = () => { bootWorker().catch(() => {}); };
       this.textarea.addEventListener("focus", warm, { once: true });
       this.textarea.addEventListener("paste", warm, { once: true });
+      this.textarea.addEventListener("input", warm, { once: true });
       this.go.addEventListener("click", () => this.diagnoseText());
       this.textarea.addEventListener("keydown", (event) => {
         if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) this.diagnoseText();
@@ -258,8 +295,12 @@
       this.copy.hidden = true;
       this.result.replaceChildren();
       try {
-        this.setState("loading", "Loading Python (first use only, a few seconds)…");
-        const channel = await bootWorker();
+        const show = (p) => this.setState("loading", `Preparing the doctor, step ${p.step} of ${p.steps}: ${p.text}…`);
+        this.setState("loading", "Preparing the doctor (first use on this page only)…");
+        if (lastProgress) show(lastProgress);
+        progressListeners.add(show);
+        let channel;
+        try { channel = await bootWorker(); } finally { progressListeners.delete(show); }
         this.cancel.hidden = false;
         this.setState("analysing", `Analysing ${source.name} (${formatBytes(source.size)})…`);
         await channel.send({ type: "start" });
@@ -285,6 +326,13 @@
         this.copy.hidden = false;
         this.setState("done", reply.report.verdict === "no known failure found"
           ? "Done: no known failure found." : `Done: ${reply.report.verdict}.`);
+        // the report may sit below the fold: bring its heading into view and give it focus, so a
+        // keyboard or screen-reader user lands on the answer (the status line announces it too)
+        const heading = this.result.querySelector(".kb-doctor__verdict");
+        if (heading) {
+          heading.focus({ preventScroll: true });
+          heading.scrollIntoView({ block: "start", behavior: "auto" });
+        }
       } catch (err) {
         this.showError(err, source);
       } finally {

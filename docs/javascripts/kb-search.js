@@ -193,23 +193,29 @@
   }
 
   // ---- rendering -------------------------------------------------------------------------------
-  function resultItem(hit, base, id, selected) {
-    const item = el("li", { class: "kb-search__item", role: "option", id, "aria-selected": selected ? "true" : "false" });
+  // In the header's list each result is an option of the combobox: an option holds no link (it
+  // would be a control inside a control), so a click or Enter on it opens its page. On the search
+  // page results are plain list items holding real links.
+  function resultItem(hit, base, id, selected, option = true) {
+    const href = base + (hit.entry ? hit.entry.u : hit.page.u);
+    const item = option
+      ? el("li", { class: "kb-search__item", role: "option", id, "aria-selected": selected ? "true" : "false", "data-href": href })
+      : el("li", { class: "kb-search__item" });
+    const body = option
+      ? el("span", { class: "kb-search__link", "data-href": href, "data-id": hit.entry ? hit.entry.i : null })
+      : el("a", { class: "kb-search__link", href, "data-id": hit.entry ? hit.entry.i : null });
     if (hit.entry) {
       const e = hit.entry;
-      const link = el("a", { class: "kb-search__link", href: base + e.u, "data-id": e.i, tabindex: "-1" },
-        el("span", { class: "kb-search__title", text: e.t }),
+      body.append(el("span", { class: "kb-search__title", text: e.t }),
         el("span", { class: "kb-search__meta" },
           el("code", { text: e.i }),
           el("span", { text: ` · ${e.c}` }),
           hit.recognised ? el("span", { class: "kb-search__recognised", text: "log line recognised" }) : null),
         el("span", { class: "kb-search__summary", text: e.s }));
-      item.append(link);
     } else {
-      item.append(el("a", { class: "kb-search__link", href: base + hit.page.u, tabindex: "-1" },
-        el("span", { class: "kb-search__title", text: hit.page.t }),
-        el("span", { class: "kb-search__meta", text: "page" })));
+      body.append(el("span", { class: "kb-search__title", text: hit.page.t }), el("span", { class: "kb-search__meta", text: "page" }));
     }
+    item.append(body);
     return item;
   }
 
@@ -276,9 +282,19 @@
       else if (event.key === "Escape") { event.preventDefault(); show(false); root.classList.remove("kb-search--open"); input.blur(); }
     });
     form.addEventListener("submit", (event) => {
-      const link = list.querySelectorAll(".kb-search__link")[active];
-      if (link) { event.preventDefault(); location.href = link.href; }
+      const item = list.querySelectorAll(".kb-search__item")[active];
+      if (item) { event.preventDefault(); location.href = item.dataset.href; }
       // with no result the form goes to the search page, which says so and offers the doctor
+    });
+    list.addEventListener("click", (event) => {
+      const item = event.target.closest(".kb-search__item");
+      if (!item) return;
+      if (event.ctrlKey || event.metaKey || event.shiftKey) window.open(item.dataset.href, "_blank", "noopener");
+      else location.href = item.dataset.href;
+    });
+    list.addEventListener("auxclick", (event) => {
+      const item = event.target.closest(".kb-search__item");
+      if (item && event.button === 1) window.open(item.dataset.href, "_blank", "noopener");
     });
     opener.addEventListener("click", () => {
       root.classList.add("kb-search--open");
@@ -310,23 +326,28 @@
     const input = root.querySelector("input");
     const list = root.querySelector("ol");
     const status = root.querySelector(".kb-search-page__status");
-    const q = new URLSearchParams(location.search).get("q") || "";
-    input.value = q;
+    // on the 404 page, a first guess from the missing address: /entries/xid-79x/ -> "xid 79x"
+    const fromPath = root.dataset.fromPath === "true";
+    const segment = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
+    const guess = fromPath && segment !== "404.html" ? segment.replace(/\.[a-z]+$/, "").replace(/[-_]+/g, " ") : "";
+    input.value = new URLSearchParams(location.search).get("q") || guess;
     async function run() {
       const query = input.value;
       if (!query.trim()) { list.replaceChildren(); status.textContent = "Type or paste an error message."; return; }
       let index;
       try { index = await loadIndex(index_url); } catch (err) { status.textContent = `Search is unavailable: ${err.message}.`; return; }
       const hits = index.search(query, 30);
-      list.replaceChildren(...hits.map((hit, i) => resultItem(hit, base, `kb-search-page-r${i}`, false)));
+      list.replaceChildren(...hits.map((hit, i) => resultItem(hit, base, `kb-search-page-r${i}`, false, false)));
       status.replaceChildren();
       if (hits.length) status.textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for the text above, best first.`;
       else status.append("Nothing matches. For a whole log, try the ", el("a", { href: base + "diagnose/", text: "log doctor" }), ".");
     }
     input.addEventListener("input", () => {
-      const url = new URL(location.href);
-      url.searchParams.set("q", input.value);
-      history.replaceState(null, "", url);
+      if (!fromPath) {  // the search page keeps the query in its address; a 404 address stays as it was
+        const url = new URL(location.href);
+        url.searchParams.set("q", input.value);
+        history.replaceState(null, "", url);
+      }
       run();
     });
     run();

@@ -29,8 +29,13 @@ def canonical(doc: dict) -> str:
                       ensure_ascii=False)
 
 
-def check(doc: object, where: str = "rules") -> dict:
-    """Return ``doc`` if it is a rules document of a supported format with a valid hash."""
+def check(doc: object, where: str = "rules", analyse: bool = True) -> dict:
+    """Return ``doc`` if it is a rules document of a supported format with a valid hash.
+
+    ``analyse=False`` skips the backtracking analysis (shape, hash and compilation are still
+    checked): the log doctor passes it for the rules its own site built and validated, served
+    from the same origin as the code that reads them, where the analysis would only repeat the
+    build's at start-up cost. Rules a user hands over are always analysed."""
     if not isinstance(doc, dict):
         raise RulesError(f"{where}: not a rules document (expected a JSON object)")
     fmt = doc.get("format")
@@ -44,7 +49,7 @@ def check(doc: object, where: str = "rules") -> dict:
     for key in ("entries", "signatures", "anchors", "xid_entries"):
         if key not in doc:
             raise RulesError(f"{where}: missing '{key}'")
-    problem = _shape_problem(doc)
+    problem = _shape_problem(doc, analyse)
     if problem:
         raise RulesError(f"{where}: {problem}; rebuild the rules with 'kb rules'")
     return doc
@@ -71,7 +76,7 @@ def _wrong(item: object, keys: dict) -> str | None:
     return None
 
 
-def _shape_problem(doc: dict) -> str | None:
+def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
     """What in the document the matcher could not use, or None."""
     entries, signatures, anchors = doc["entries"], doc["signatures"], doc["anchors"]
     if not isinstance(entries, dict) or not isinstance(signatures, list) or not isinstance(anchors, list):
@@ -93,7 +98,7 @@ def _shape_problem(doc: dict) -> str | None:
         if not all(isinstance(lit, str) for lit in sig["literals"]):
             return f"signature {i}: 'literals' must be text"
         try:
-            danger = risks(sig["pattern"])  # judged before compiling: a deep pattern overflows the compiler
+            danger = risks(sig["pattern"]) if analyse else None  # judged before compiling: a deep pattern overflows the compiler
             if danger:
                 return f"signature '{sig['id']}': pattern has {danger[0]}"
             compiled(sig["pattern"], sig["ignore_case"])

@@ -118,7 +118,7 @@ class JsScanner:
         return out
 
 
-rules = check_rules(json.loads(rules_text))
+rules = check_rules(json.loads(rules_text), "the site's rules", analyse=False)  # built and analysed with this site
 diagnoser = Diagnoser(rules, scanner_factory=(lambda matcher: JsScanner(js_scan)) if js_scan else None, site_url=site_url)
 session = None
 
@@ -140,18 +140,34 @@ def cancel():
     session = None
 `;
 
+// Start-up in three steps, each announced to the page (progress) and timed (ready.timings):
+// the runtime (the largest download, then WebAssembly compilation), the matcher package with
+// the rules (fetched while the runtime starts), then the rules checked and compiled in Python.
 async function boot(siteUrl) {
+  const t0 = performance.now();
+  const timings = {};
+  const progress = (step, text) => self.postMessage({ type: "progress", step, steps: 3, text });
+  progress(1, "downloading and starting Python");
   const manifest = await (await fetch(here("manifest.json"))).json();
+  const extras = Promise.all([
+    fetch(here(manifest.matcher)).then((r) => r.arrayBuffer()),
+    fetch(here(manifest.rules)).then((r) => r.text()),
+  ]);
   const pyodide = await loadPyodide({ indexURL: here(manifest.pyodide) });
-  const zip = await (await fetch(here(manifest.matcher))).arrayBuffer();
+  timings.runtime = performance.now() - t0;
+  progress(2, "loading the matcher");
+  const [zip, rulesText] = await extras;
   pyodide.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/lib" });
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/lib')");
-  const rulesText = await (await fetch(here(manifest.rules))).text();
+  timings.matcher = performance.now() - t0 - timings.runtime;
+  const rules = JSON.parse(rulesText);
+  progress(3, `reading ${rules.signatures.length} log signatures`);
   pyodide.globals.set("rules_text", rulesText);
   pyodide.globals.set("site_url", siteUrl);
-  pyodide.globals.set("js_scan", makeScanner(JSON.parse(rulesText).anchors));
+  pyodide.globals.set("js_scan", makeScanner(rules.anchors));
   pyodide.runPython(GLUE);
-  return pyodide;
+  timings.rules = performance.now() - t0 - timings.runtime - timings.matcher;
+  return [pyodide, timings];
 }
 
 // One line a reader can act on, never a Python traceback: the last line of a Python error names
@@ -175,8 +191,11 @@ self.onmessage = async (event) => {
   try {
     switch (msg.type) {
       case "boot":
-        py = await boot(msg.site);
-        self.postMessage({ type: "ready" });
+        {
+          const [pyodide, timings] = await boot(msg.site);
+          py = pyodide;
+          self.postMessage({ type: "ready", timings });
+        }
         break;
       case "start":
         call("start");
