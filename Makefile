@@ -46,7 +46,7 @@ build: setup
 	$(BIN)/mkdocs build --strict
 
 serve: build
-	$(BIN)/mkdocs serve --strict -a 127.0.0.1:8000
+	KB_SITE_URL=http://127.0.0.1:8000/ $(BIN)/mkdocs serve --strict -a 127.0.0.1:8000  # local preview at the root
 
 test: setup browser
 	$(BIN)/kb validate

@@ -8,6 +8,7 @@ serve`` reloads just what an edit touched.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from . import atomic, config, datasets
+from . import atomic, config, datasets, search_index
 from .corpus import Corpus
 from .errors import relative_path
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
@@ -49,9 +50,29 @@ def environment() -> Environment:
     env.filters["url"] = safe_url
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["indent4"] = lambda s: "\n".join(("    " + line) if line.strip() else "" for line in s.splitlines())
-    env.filters["first_sentence"] = lambda text: datasets.first_sentence(text)[:300]  # page description
+    # the page description (search engines, link previews): plain text, no Markdown
+    env.filters["first_sentence"] = lambda text: search_index.first_sentence(text, 300)
     env.filters["meaning"] = lambda e: escape_text(datasets.meaning(e).replace("`", ""))  # a one-line table cell
+    env.filters["inline_code"] = inline_code
+    env.filters["wbr"] = lambda s: escape_text(s).replace("&#95;", "&#95;<wbr>") if s else ""
     return env
+
+
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+def inline_code(text: str) -> str:
+    """One line of Markdown prose (an Xid meaning) as inert HTML for a raw-HTML block: code
+    spans become ``<code>`` (breakable only after an underscore), any other text is escaped,
+    and a backtick left unpaired (a first sentence cut inside a code span) is dropped."""
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(text or ""):
+        out.append(escape_text(text[pos:m.start()].replace("`", "")))
+        code = escape_text(m.group(2).strip() or m.group(2)).replace("&#95;", "&#95;<wbr>")
+        out.append(f"<code>{code}</code>")
+        pos = m.end()
+    out.append(escape_text((text or "")[pos:].replace("`", "")))
+    return "".join(out)
 
 
 def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:

@@ -76,3 +76,15 @@ def built_site(tmp_path_factory) -> Path:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
+
+
+def mkdocs_config() -> dict:
+    """mkdocs.yml as data: `!ENV [NAME, default]` gives its default, `!!python/name:` tags give None."""
+    import yaml  # noqa: PLC0415
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!ENV", lambda loader, node: loader.construct_sequence(node)[-1])
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: None)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506 - SafeLoader subclass

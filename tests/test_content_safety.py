@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, mkdocs_config
 from generator.corpus import Corpus
 from generator.model import Entry, Reference
 from generator.page_guard import UnsafePage, check, problems
@@ -65,7 +65,7 @@ def hostile_site(tmp_path_factory) -> Path:
     docs = tmp / "docs"
     shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("entries", "categories", "xid", "index.md", "data"))
     write_pages(pages(corpus, ROOT), docs)
-    config = yaml.safe_load(re.sub(r"!!python/name:\S+", "null", (ROOT / "mkdocs.yml").read_text()))
+    config = mkdocs_config()
     config.pop("hooks")  # no validation, no page guard, no CSP: the renderer alone must hold
     config.pop("watch")
     config["markdown_extensions"] = [m for m in config["markdown_extensions"] if not (isinstance(m, dict) and "pymdownx.emoji" in m)]
@@ -94,7 +94,7 @@ def test_rendered_hostile_entry_holds_no_live_markup(hostile_site: Path) -> None
     for script in page.inline_scripts:
         assert "alert(" not in script, script
     ours = {"../../javascripts/md-state.js", "../../javascripts/md-palette.js"} | {
-        f"../../{path}" for path in yaml.safe_load(re.sub(r"!!python/name:\S+", "null", (ROOT / "mkdocs.yml").read_text()))["extra_javascript"]}
+        f"../../{path}" for path in mkdocs_config()["extra_javascript"]}
     srcs = [a["src"] for t, a in page.elements if t == "script" and a.get("src")]
     assert srcs and all(s.startswith("../../assets/") or s in ours for s in srcs), srcs
     assert "alert('summary')" in html and "alert('escaped')" in html, "the hostile text is still shown, as text"

@@ -47,7 +47,8 @@ def test_serve_rebuilds_the_page_when_its_yaml_changes(tmp_path: Path) -> None:
     config = re.sub(r"\nwatch:\n(  - .*\n)+", f"\nwatch:\n  - {entries}\n", config)
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
     port = _free_port()
-    env = {**os.environ, "KB_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "KB_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT),
+           "KB_SITE_URL": f"http://127.0.0.1:{port}/"}  # as make serve does: the preview at the root
     proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-f", str(tmp_path / "mkdocs.yml"), "-a", f"127.0.0.1:{port}"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/entries/xid-79/"
