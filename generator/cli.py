@@ -100,10 +100,25 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return run_rules(Path(args.output))
 
 
+def _size(text: str) -> int:
+    """A size such as 512M, 16G or 2T (bytes without a suffix)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    value = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = value[-1:] if value[-1:] in units else ""
+    try:
+        number = float(value[: len(value) - len(unit)] if unit else value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; write it like 512M, 16G or 2T") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the size must be positive")
+    return int(number * units[unit])
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from .diagnose_cli import run_diagnose
 
-    return run_diagnose(args.log, args.format, Path(args.rules) if args.rules else None, args.engine)
+    return run_diagnose(args.log, args.format, Path(args.rules) if args.rules else None, args.engine,
+                        max_unpacked=args.max_unpacked, jobs=args.jobs)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -225,10 +240,16 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Read a log (any size, any bytes) and report which failures it shows, the "
                                    "root cause first, with where it happened, evidence lines and first steps. "
                                    "Nothing leaves this machine.",
-                       epilog="Example: kb diagnose job.log --format markdown   (or: dmesg -T | kb diagnose -)")
-    p.add_argument("log", help="the log file, or - for standard input")
+                       epilog="Example: kb diagnose job.log --format markdown;  dmesg -T | kb diagnose -;  "
+                              "kb diagnose node*/ slurm-1234-*.out logs.tar.gz  (a whole job: one report)")
+    p.add_argument("log", nargs="+", help="log files, folders (read recursively), .gz/.zip/.tar(.gz) archives, "
+                                          "or - for standard input")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
-                   help="text for people (default), json (schema kb.diagnosis/1), markdown for chats and PRs")
+                   help="text for people (default), json (schema kb.diagnosis/2), markdown for chats and PRs")
+    p.add_argument("--max-unpacked", type=_size, default=None, metavar="SIZE",
+                   help="most bytes one compressed input or archive may unpack to (default 16G; e.g. 64G)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes for many inputs (default: one per core, at most the number of inputs)")
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
     p.add_argument("--engine", choices=engines, default="auto",
                    help="prefilter engine: re2 (needs google-re2), python, or auto (re2 when installed)")

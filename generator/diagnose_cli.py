@@ -17,6 +17,7 @@ from typing import BinaryIO
 from . import config, re2scan
 from .errors import InputError
 from .matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
+from .matcher.job import Job
 
 # The corpus, pydantic and YAML are imported only when the rules must be rebuilt or labels
 # read: a diagnosis with current rules starts in a fraction of the time.
@@ -50,44 +51,78 @@ def make_diagnoser(rules: dict, engine: str = "auto") -> Diagnoser:
     return Diagnoser(rules, scanner_factory=re2scan.Re2Scanner.for_matcher if use_re2 else None, site_url=settings.site_url)
 
 
-@dataclass
-class OpenedInput:
-    stream: BinaryIO
-    name: str
+def expand_inputs(targets: list[str]) -> list[str]:
+    """Files to read for ``targets``: files as given, folders walked (sorted, hidden files skipped), ``-`` once."""
+    out: list[str] = []
+    for target in targets:
+        if target == "-":
+            if "-" in out:
+                raise InputError("standard input (-) was given twice; pass it once")
+            out.append("-")
+            continue
+        path = Path(target)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            if not found:
+                raise InputError(f"{target}: the folder holds no files")
+            out.extend(str(p) for p in found)
+        elif not path.exists():
+            raise InputError(f"{target}: no such file")
+        else:
+            out.append(target)
+    return out
 
 
-def open_input(target: str) -> OpenedInput:
-    """Open a log path or '-' (standard input); refuse folders, missing and unreadable files."""
+def _open(target: str) -> BinaryIO:
     if target == "-":
         if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
             raise InputError("standard input is closed; pipe a log in (dmesg | kb diagnose -) or pass a file")
-        return OpenedInput(sys.stdin.buffer, "stdin")
-    path = Path(target)
-    if path.is_dir():
-        raise InputError(f"{target}: is a folder; pass a log file, or - to read standard input")
-    if not path.exists():
-        raise InputError(f"{target}: no such file")
+        return sys.stdin.buffer
     try:
-        return OpenedInput(path.open("rb"), str(target))
+        return Path(target).open("rb")
     except OSError as exc:
         raise InputError(f"{target}: cannot read it: {exc.strerror or exc}") from None
 
 
-def run_diagnose(target: str, fmt: str, rules_path: Path | None, engine: str) -> int:
+def diagnose_inputs(diagnoser: Diagnoser, targets: list[str], max_unpacked: int | None = None) -> dict:
+    """One report for every input in ``targets`` (already expanded), read one after the other."""
+    job = Job(diagnoser, **({"max_unpacked": max_unpacked} if max_unpacked else {}))
+    read_into(job, targets)
+    return job.finish()
+
+
+def read_into(job: Job, targets: list[str]) -> None:
+    for target in targets:
+        stream = _open(target)
+        try:
+            job.read("stdin" if target == "-" else target, stream)
+        except OSError as exc:
+            raise InputError(f"{target}: read failed: {exc.strerror or exc}") from None
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+
+def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, engine: str,
+                 max_unpacked: int | None = None, jobs: int | None = None) -> int:
+    if isinstance(targets, str):
+        targets = [targets]
+    files = expand_inputs(targets)
     rules = ensure_rules(rules_path)
-    diagnoser = make_diagnoser(rules, engine)
-    opened = open_input(target)
-    try:
-        report = diagnoser.diagnose(opened.stream)
-    except OSError as exc:
-        raise InputError(f"{target}: read failed: {exc.strerror or exc}") from None
-    finally:
-        if opened.stream is not sys.stdin.buffer:
-            opened.stream.close()
+    workers = min(jobs or os.cpu_count() or 1, len(files))
+    if workers > 1 and "-" not in files:
+        from .diagnose_workers import diagnose_in_workers  # noqa: PLC0415 - only for many inputs
+
+        report = diagnose_in_workers(rules, engine, files, workers, max_unpacked)
+    else:
+        report = diagnose_inputs(make_diagnoser(rules, engine), files, max_unpacked)
     if report["input"]["bytes"] == 0:
-        raise InputError(f"{target}: the input is empty; nothing to diagnose")
-    render = {"json": lambda r: to_json(r), "text": lambda r: to_text(r, opened.name),
-              "markdown": lambda r: to_markdown(r, opened.name)}[fmt]
+        shown = targets[0] if len(targets) == 1 else f"{len(files)} inputs"
+        raise InputError(f"{shown}: the input is empty; nothing to diagnose")
+    name = targets[0] if len(targets) == 1 and len(files) == 1 else f"{len(files)} inputs"
+    name = "stdin" if name == "-" else name
+    render = {"json": lambda r: to_json(r), "text": lambda r: to_text(r, name),
+              "markdown": lambda r: to_markdown(r, name)}[fmt]
     sys.stdout.write(render(report))
     return 0
 

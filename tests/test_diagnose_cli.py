@@ -64,7 +64,7 @@ def test_standard_input_via_a_real_process() -> None:
     "make, message",
     [
         (lambda p: p.write_bytes(b""), "the input is empty"),
-        (lambda p: p.mkdir(), "is a folder"),
+        (lambda p: p.mkdir(), "the folder holds no files"),
         (lambda p: None, "no such file"),
     ],
 )

@@ -101,7 +101,7 @@ def test_progress_bar_carriage_returns_and_ansi(rules: dict) -> None:
 def test_formats_render_the_same_report(rules: dict) -> None:
     report = _diagnose(rules, CASCADE)
     data = json.loads(to_json(report))
-    assert data["schema"] == "kb.diagnosis/1" and data["input"] == {"lines": 3, "bytes": len(CASCADE)}
+    assert data["schema"] == "kb.diagnosis/2" and data["input"] == {"lines": 3, "bytes": len(CASCADE), "files": 1}
     for key in ("id", "title", "severity", "role", "score", "count", "first_line", "where", "fields", "evidence"):
         assert key in data["findings"][0]
     text = to_text(report, "job.log")

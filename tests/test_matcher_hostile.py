@@ -35,7 +35,7 @@ def test_matching_lines_are_folded_not_kept(diagnoser: Diagnoser) -> None:
                      for i in range(20000))
     for _ in range(5):
         session.feed(block)
-    tally = session.tally
+    tally = session.job.tally
     finding = next(f for f in tally.findings.values() if f.count)
     assert finding.count == 100000 and finding.last_line == 100000
     assert all(len(f.hits) <= MAX_EVIDENCE for f in tally.findings.values())
@@ -118,5 +118,5 @@ def test_a_repeated_line_gets_the_time_its_own_text_gives(diagnoser: Diagnoser) 
              "2024-01-01T00:00:03Z NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."]
     session = diagnoser.session()
     session.feed(("\n".join(lines * 2) + "\n").encode())
-    finding = session.tally.findings["xid-79"]
+    finding = session.job.tally.findings["xid-79"]
     assert [h.context.time for h in finding.hits] == [parse_time(line) for line in (lines * 2)[:len(finding.hits)]]

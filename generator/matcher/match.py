@@ -44,6 +44,7 @@ class Hit:
     context: Context
     fields: dict = field(default_factory=dict)
     pending_time: str | None = None  # the whole line, while its timestamp is not parsed yet (see settle)
+    source: int = 0  # which input of the job the line is in (sources[] in the report); line counts within it
 
     def settle(self) -> "Hit":
         """Parse the line's timestamp, left for later on a repeated line: most such hits are
@@ -54,10 +55,25 @@ class Hit:
         return self
 
 
+class _LazyPattern:
+    """A signature compiled when a line first needs it: the browser starts without compiling
+    hundreds of patterns a given log never reaches (their check happened when the site was built)."""
+
+    __slots__ = ("pattern", "ignore_case", "compiled")
+
+    def __init__(self, pattern: str, ignore_case: bool):
+        self.pattern, self.ignore_case, self.compiled = pattern, ignore_case, None
+
+    def search(self, text: str):  # noqa: ANN201 - re.Match | None
+        if self.compiled is None:
+            self.compiled = compiled(self.pattern, self.ignore_case)
+        return self.compiled.search(text)
+
+
 class Matcher:
     """Everything needed to find hits, compiled once from a rules document."""
 
-    def __init__(self, rules: dict, scanner: Scanner | None = None):
+    def __init__(self, rules: dict, scanner: Scanner | None = None, lazy: bool = False):
         self.rules = rules
         self.xid_entries: dict[int, str] = {int(k): v for k, v in rules["xid_entries"].items()}
         self.sxid_entries: dict[str, str] = rules.get("sxid_entries", {})
@@ -65,8 +81,8 @@ class Matcher:
         index: dict[tuple[str, bool], list[int]] = {}
         for i, sig in enumerate(rules["signatures"]):
             literals = [lit.lower() if sig["ignore_case"] else lit for lit in sig["literals"]]
-            self.signatures.append((sig["entry"], sig["id"], compiled(sig["pattern"], sig["ignore_case"]), literals,
-                                    sig["ignore_case"]))
+            rx = _LazyPattern(sig["pattern"], sig["ignore_case"]) if lazy else compiled(sig["pattern"], sig["ignore_case"])
+            self.signatures.append((sig["entry"], sig["id"], rx, literals, sig["ignore_case"]))
             for literal in sig["literals"]:
                 index.setdefault((literal, sig["ignore_case"]), []).append(i)
         # literal -> signatures that need it: a line runs only the regexes whose literal it contains

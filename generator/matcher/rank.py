@@ -15,7 +15,9 @@ with a bounded number of places. Memory does not depend on how many lines match.
 
 from __future__ import annotations
 
+import calendar
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -40,7 +42,7 @@ class Finding:
     gpu_pci: str | None = None  # first GPU address seen on any of its lines (not only the evidence kept)
     first_failure: Hit | None = None  # a line that names the first failing worker (torchelastic)
     last_line: int = 0
-    places: dict = field(default_factory=dict)  # (host, rank, gpu) -> [count, first line, last line]
+    places: dict = field(default_factory=dict)  # (host, rank, gpu) -> [count, first line, last line, first hit]
     other_places: int = 0  # hits at places beyond MAX_PLACES
 
     @property
@@ -87,10 +89,40 @@ def _earlier_failure(hit: Hit, current: Hit | None) -> bool:
     return bool(mine and theirs and str(mine) < str(theirs))
 
 
-def _order_key(hit: Hit, time_kind: str | None) -> tuple:
-    if time_kind and hit.context.time and hit.context.time[0] == time_kind:
-        return (0, hit.context.time[1], hit.line)
-    return (1, hit.line, 0)
+def clock(hit: Hit, year: int = 0) -> tuple[str, float] | None:
+    """The hit's time on a clock that can be compared across inputs, or None.
+
+    Uptime restarts on every boot of every host, so it compares only within one input;
+    syslog and glog times carry no year: given the ``year`` the job's dated lines show, they
+    join the dated clock, else they compare only with each other.
+    """
+    t = hit.context.time
+    if not t:
+        return None
+    kind, value = t
+    if kind == "uptime":
+        return (f"uptime/{hit.source}", value)
+    if kind == "wall-noyear" and year:
+        g = time.gmtime(value)  # parsed in 2000; the same month, day and time in the job's year
+        return ("wall", calendar.timegm((year, g.tm_mon, g.tm_mday, g.tm_hour, g.tm_min, g.tm_sec)) + value % 1)
+    return t
+
+
+def year_shift(hits: Iterable[Hit]) -> int:
+    """The year most of the job's dated lines show (0 when none do): year-less times are placed in it."""
+    years: dict[int, int] = {}
+    for h in hits:
+        if h.context.time and h.context.time[0] == "wall":
+            y = time.gmtime(h.context.time[1]).tm_year
+            years[y] = years.get(y, 0) + 1
+    return max(years, key=years.get) if years else 0
+
+
+def _order_key(hit: Hit, time_kind: str | None, shift: int = 0) -> tuple:
+    t = clock(hit, shift)
+    if time_kind and t and t[0] == time_kind:
+        return (0, t[1], hit.source, hit.line)
+    return (1, hit.source, hit.line, 0)
 
 
 class Tally:
@@ -126,7 +158,8 @@ class Tally:
             seen[0] += 1
             seen[2] = hit.line
         elif len(f.places) < MAX_PLACES:
-            f.places[place] = [1, hit.line, hit.line]
+            # each place's first hit: the timeline, and the earliest hit when inputs arrive one after another
+            f.places[place] = [1, hit.line, hit.line, hit.settle()]
         else:
             f.other_places += 1
         if fields.get("first_failure") and _earlier_failure(hit, f.first_failure):
@@ -135,6 +168,47 @@ class Tally:
         if cause_code is not None:
             cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
             self.dynamic.setdefault(cause, set()).add(hit.entry)
+
+
+def _renumber(hit: Hit | None, offset: int) -> None:
+    if hit is not None:
+        hit.source += offset
+
+
+def merge_tallies(into: Tally, other: Tally, offset: int) -> None:
+    """Fold ``other`` (a tally of inputs numbered from 0) into ``into``, its sources shifted by
+    ``offset``: how worker processes' partial diagnoses become one (memory stays bounded)."""
+    for eid, f in other.findings.items():
+        for h in f.hits:
+            _renumber(h, offset)
+        for p in f.places.values():
+            if not any(p[3] is h for h in f.hits):
+                _renumber(p[3], offset)
+        if f.first_failure is not None and not any(f.first_failure is h for h in f.hits):
+            _renumber(f.first_failure, offset)
+        mine = into.findings.get(eid)
+        if mine is None:
+            into.findings[eid] = f
+            continue
+        mine.count += f.count
+        mine.last_line = f.last_line  # the later inputs' last line (inputs are numbered in reading order)
+        mine.hits.extend(f.hits)  # trimmed to the earliest when ranked
+        if mine.gpu_pci is None:
+            mine.gpu_pci = f.gpu_pci
+        if f.first_failure is not None and _earlier_failure(f.first_failure, mine.first_failure):
+            mine.first_failure = f.first_failure
+        for place, value in f.places.items():
+            seen = mine.places.get(place)
+            if seen is not None:
+                seen[0] += value[0]
+                seen[2] = value[2]
+            elif len(mine.places) < MAX_PLACES:
+                mine.places[place] = value
+            else:
+                mine.other_places += value[0]
+        mine.other_places += f.other_places
+    for cause, effects in other.dynamic.items():
+        into.dynamic.setdefault(cause, set()).update(effects)
 
 
 class Ranker:
@@ -161,16 +235,26 @@ class Ranker:
         findings, dynamic = tally.findings, {k: set(v) for k, v in tally.dynamic.items()}
         if not findings:
             return []
+        # the evidence kept is the first hits to arrive; with several inputs read one after the
+        # other, a place's first hit may be earlier than all of them: it joins the candidates
+        for f in findings.values():
+            kept = {id(h) for h in f.hits}
+            extra = [p[3] for p in f.places.values() if id(p[3]) not in kept]
+            if extra:
+                f.hits = f.hits + extra
+        shift = year_shift(h for f in findings.values() for h in f.hits)
         # one clock for ordering: the kind of timestamp most hits carry
         kinds: dict[str, int] = {}
         for f in findings.values():
             for h in f.hits:
-                if h.context.time:
-                    kinds[h.context.time[0]] = kinds.get(h.context.time[0], 0) + 1
+                t = clock(h, shift)
+                if t:
+                    kinds[t[0]] = kinds.get(t[0], 0) + 1
         time_kind = max(kinds, key=kinds.get) if kinds else None
         for f in findings.values():
-            f.hits.sort(key=lambda h: _order_key(h, time_kind))
-        order = sorted(findings.values(), key=lambda f: _order_key(f.first, time_kind))
+            f.hits.sort(key=lambda h: _order_key(h, time_kind, shift))
+            del f.hits[MAX_EVIDENCE:]
+        order = sorted(findings.values(), key=lambda f: _order_key(f.first, time_kind, shift))
         position = {f.id: i for i, f in enumerate(order)}
 
         def reaches(a: str, b: str) -> bool:
@@ -180,7 +264,7 @@ class Ranker:
 
         def later(a: Finding, b: Finding) -> bool:
             """``a`` first appears clearly after ``b`` on the same clock, so it cannot have caused ``b``."""
-            ta, tb = a.first.context.time, b.first.context.time
+            ta, tb = clock(a.first, shift), clock(b.first, shift)
             return bool(ta and tb and ta[0] == tb[0] and ta[1] > tb[1] + CLOCK_TOLERANCE_S)
 
         # Xid 154 only restates the recovery action another Xid needs: it follows that Xid

@@ -1,6 +1,7 @@
 """The diagnosis report: one data structure, three renderings (JSON, text, Markdown).
 
-The JSON form is the contract (``kb.diagnosis/1``); the text form is for people at a
+The JSON form is the contract (``kb.diagnosis/2``, documented key by key on docs/diagnose.md);
+the text form is for people at a
 terminal; the Markdown form is for pasting into a chat or a pull request. All three are
 built from the same ``report`` dictionary, so they cannot disagree.
 """
@@ -11,9 +12,9 @@ import datetime as _dt
 import json
 import re
 
-from .rank import Finding
+from .rank import Finding, _order_key, clock, year_shift
 
-SCHEMA = "kb.diagnosis/1"
+SCHEMA = "kb.diagnosis/2"
 
 # Characters a terminal or a Markdown viewer would act on rather than show: C0 controls but
 # tab, DEL, C1 controls, and the bidirectional overrides that reorder what is displayed.
@@ -47,7 +48,15 @@ def _cut_note(report: dict) -> str | None:
             "last 64 KiB of each were read")
 
 
-def _time_text(time: tuple[str, float] | None) -> str | None:
+def clock_time(hit, shift: int) -> tuple[str, float] | None:  # noqa: ANN001 - match.Hit
+    """The hit's time for display: year-less times placed in the job's year when it is known."""
+    t = clock(hit, shift)
+    if t and t[0].startswith("uptime/"):
+        return ("uptime", t[1])
+    return t
+
+
+def time_text(time: tuple[str, float] | None) -> str | None:
     if not time:
         return None
     kind, value = time
@@ -85,7 +94,7 @@ def _where(f: Finding) -> dict:
         where["pci"] = gpu
     elif other:
         where["device"] = other
-    t = _time_text(h.context.time)
+    t = time_text(h.context.time)
     if t:
         where["time"] = t
     return where
@@ -94,7 +103,7 @@ def _where(f: Finding) -> dict:
 def _places(f: Finding) -> list[dict]:
     """Where the finding's lines came from, one item per host, rank and GPU, most lines first."""
     out = []
-    for (host, rank, gpu), (count, first, last) in f.places.items():
+    for (host, rank, gpu), (count, first, last, _hit) in f.places.items():
         place = {k: v for k, v in (("host", host), ("rank", rank), ("pci", gpu)) if v is not None}
         out.append({**place, "count": count, "first_line": first, "last_line": last})
     out.sort(key=lambda p: (-p["count"], p["first_line"]))
@@ -103,8 +112,74 @@ def _places(f: Finding) -> list[dict]:
     return out
 
 
-def build(findings: list[Finding], stats, site_url: str = "") -> dict:
-    """The report as plain data, in the ``kb.diagnosis/1`` shape."""
+MAX_TIMELINE = 200
+
+
+def _source_dicts(sources) -> list[dict]:  # noqa: ANN001 - job.Source objects
+    out = []
+    for src in sources:
+        item = {"id": src.index, "name": src.info.name, "lines": src.stats.lines, "bytes": src.stats.bytes}
+        if src.info.host:
+            item["host"] = src.info.host
+        if src.info.rank is not None:
+            item["rank"] = src.info.rank
+        out.append(item)
+    return out
+
+
+def _event(f: Finding, h, shift: int) -> dict:  # noqa: ANN001 - match.Hit
+    ev = {"finding": f.id, "role": f.role, "source": h.source, "line": h.line}
+    t = time_text(clock_time(h, shift))
+    if t:
+        ev["time"] = t
+    if h.context.host:
+        ev["host"] = h.context.host
+    if h.context.rank is not None:
+        ev["rank"] = h.context.rank
+    gpu = h.fields.get("gpu_pci")
+    if gpu:
+        ev["pci"] = gpu
+    return ev
+
+
+def _timeline(findings: list[Finding]) -> tuple[list[dict], bool]:
+    """Each finding's first line at each place, in time order where the clocks compare.
+
+    Returns the events and whether some of them could only be ordered within their own input
+    (no timestamp, or uptime without a known boot time)."""
+    shift = year_shift(h for f in findings for h in f.hits)
+    hits = []
+    for f in findings:
+        if f.role == "info":
+            continue
+        firsts = [p[3] for p in f.places.values()] or f.hits[:1]
+        for h in firsts:
+            hits.append((f, h))
+    kinds: dict[str, int] = {}
+    for _, h in hits:
+        t = clock(h, shift)
+        if t:
+            kinds[t[0]] = kinds.get(t[0], 0) + 1
+    main = max(kinds, key=kinds.get) if kinds else None
+    hits.sort(key=lambda fh: _order_key(fh[1], main, shift))
+    relative = any(not (clock(h, shift) and clock(h, shift)[0] == main) for _, h in hits)
+    return [_event(f, h, shift) for f, h in hits[:MAX_TIMELINE]], relative
+
+
+def _nodes(timeline: list[dict]) -> list[dict]:
+    """Per host, what it saw first (the first event of the timeline on that host)."""
+    seen: dict[str, dict] = {}
+    for ev in timeline:
+        host = ev.get("host")
+        if host and host not in seen:
+            seen[host] = {"host": host, "first": ev["finding"], "source": ev["source"], "line": ev["line"],
+                          **({"time": ev["time"]} if "time" in ev else {}), **({"rank": ev["rank"]} if "rank" in ev else {})}
+    return list(seen.values())
+
+
+def build(findings: list[Finding], stats, site_url: str = "", sources=None, notes: list[str] | None = None,  # noqa: ANN001
+          progress: dict | None = None) -> dict:
+    """The report as plain data, in the ``kb.diagnosis/2`` shape (docs/diagnose.md lists every key)."""
     out = []
     for f in findings:
         fields = {}
@@ -122,12 +197,13 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
             "role": f.role,
             "score": f.score,
             "count": f.count,
+            "source": f.first.source,
             "first_line": f.first.line,
             "last_line": f.last_line,
             "where": _where(f),
             "places": _places(f),
             "fields": fields,
-            "evidence": [{"line": h.line, "text": h.text} for h in f.hits],
+            "evidence": [{"source": h.source, "line": h.line, "text": h.text} for h in f.hits],
             "url": (site_url + path) if path else None,
             "summary": f.meta.get("summary", ""),
             "fix": f.meta.get("fix", []),
@@ -139,7 +215,7 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
     failures = [f for f in findings if f.role != "info"]
     if failures:
         root = failures[0]
-        initiating = {"entry": root.id, "line": root.first.line, **_where(root)}
+        initiating = {"entry": root.id, "source": root.first.source, "line": root.first.line, **_where(root)}
         if root.gpu_pci is None:
             # the root names a PCIe port or no device at all; a failure it caused may name the
             # GPU behind it (AER on a root port, then 'Unable to determine the device handle for GPU...')
@@ -158,15 +234,32 @@ def build(findings: list[Finding], stats, site_url: str = "") -> dict:
             if "host" not in initiating and named.context.host:
                 initiating["host"] = named.context.host
             break
+    hang = bool(progress and progress["hang"])
+    if hang and progress:
+        stalled = progress["behind"] or progress["stopped_first"]
+        first = stalled[0] if stalled else None
+        initiating = {"entry": "hang", "message": progress["message"]}
+        if first:
+            initiating.update({k: first[k] for k in ("source", "line", "rank", "host", "time") if k in first})
     recovery = [h.fields["recovery_action"] for f in findings for h in f.hits if h.fields.get("recovery_action")]
-    return {
+    timeline, relative = _timeline(findings)
+    report = {
         "schema": SCHEMA,
-        "input": {"lines": stats.lines, "bytes": stats.bytes, **({"cut_lines": stats.cut_lines} if stats.cut_lines else {})},
-        "verdict": _verdict(findings),
+        "input": {"lines": stats.lines, "bytes": stats.bytes, "files": len(sources) if sources else 1,
+                  **({"cut_lines": stats.cut_lines} if stats.cut_lines else {})},
+        "verdict": f"hang: {progress['message']}" if hang and progress else _verdict(findings),
         "initiating": initiating,
         "recovery_action": recovery[-1] if recovery else None,
+        "sources": _source_dicts(sources) if sources else [{"id": 0, "name": "input", "lines": stats.lines,
+                                                             "bytes": stats.bytes}],
+        "timeline": timeline,
+        "timeline_relative": relative,
+        "nodes": _nodes(timeline),
+        "progress": progress,
+        "notes": list(notes or []),
         "findings": out,
     }
+    return report
 
 
 def _verdict(findings: list[Finding]) -> str:
@@ -196,11 +289,43 @@ def _where_text(where: dict) -> str:
     return ", ".join(parts)
 
 
+def _source_name(report: dict, source: int | None) -> str | None:
+    """A source's name for people, or None when the report has a single input."""
+    sources = report.get("sources") or []
+    if len(sources) <= 1 or source is None or not 0 <= source < len(sources):
+        return None
+    return sources[source]["name"]
+
+
+def _at(report: dict, source: int | None, line: int) -> str:
+    name = _source_name(report, source)
+    return f"{name}:{line}" if name else f"line {line}"
+
+
 def _first_text(report: dict) -> str:
     """Where the failure started (rank, host, GPU), as the report's `initiating` names it."""
     initiating = report.get("initiating") or {}
-    where = _where_text({k: v for k, v in initiating.items() if k != "time"})
-    return f"{where} (line {initiating['line']})" if where else ""
+    where = _where_text({k: v for k, v in initiating.items() if k not in ("time", "message")})
+    if "line" not in initiating:
+        return where
+    at = _at(report, initiating.get("source"), initiating["line"])
+    if where:
+        return f"{where} ({at})"
+    return at if _source_name(report, initiating.get("source")) else ""
+
+
+def _node_lines(report: dict) -> list[str]:
+    """What each node saw first, when the report covers more than one host."""
+    nodes = report.get("nodes") or []
+    if len(nodes) < 2:
+        return []
+    titles = {f["id"]: f["title"] for f in report["findings"]}
+    out = []
+    for n in nodes:
+        when = f" at {n['time']}" if n.get("time") else ""
+        rank = f", rank {n['rank']}" if "rank" in n else ""
+        out.append(f"{n['host']}{rank}: {titles.get(n['first'], n['first'])}{when} ({_at(report, n['source'], n['line'])})")
+    return out
 
 
 def _details_text(fields: dict) -> str:
@@ -229,12 +354,23 @@ def to_text(report: dict, name: str = "input") -> str:
     note = _cut_note(report)
     if note:
         lines.append(f"Note: {note}.")
+    for extra in report.get("notes") or []:
+        lines.append(f"Note: {extra}")
     findings = report["findings"]
-    if not any(f["role"] != "info" for f in findings):
+    progress = report.get("progress") or {}
+    if progress.get("hang"):
+        lines.append(f"HANG: {progress['message']}")
+    elif not any(f["role"] != "info" for f in findings):
         lines.append("No known failure found. The log matched nothing in the atlas.")
     first = _first_text(report)
     if first:
         lines.append(f"FAILED FIRST: {first}")
+    nodes = _node_lines(report)
+    if nodes:
+        lines.append("BY NODE (what each saw first):")
+        lines.extend(f"  {n}" for n in nodes)
+    if progress and not progress.get("hang"):
+        lines.append(f"Progress: {progress['message']}")
     if report.get("recovery_action"):
         lines.append(f"NVIDIA's recovery action for this GPU (Xid 154): {report['recovery_action']}")
     titles = {f["id"]: f["title"] for f in findings}
@@ -250,10 +386,13 @@ def to_text(report: dict, name: str = "input") -> str:
         details = _details_text(f["fields"])
         if details:
             lines.append(f"  details: {details}")
-        lines.append(f"  seen {f['count']} time{'s' if f['count'] != 1 else ''}, first on line {f['first_line']}:")
-        width = len(str(max(e["line"] for e in f["evidence"])))
+        lines.append(f"  seen {f['count']} time{'s' if f['count'] != 1 else ''}, first on "
+                     f"{_at(report, f.get('source'), f['first_line'])}:")
+        width = max(len(_at(report, e.get("source"), e["line"]) if _source_name(report, e.get("source")) else str(e["line"]))
+                    for e in f["evidence"])
         for e in f["evidence"]:
-            lines.append(f"    {e['line']:>{width}} | {e['text']}")
+            at = _at(report, e.get("source"), e["line"]) if _source_name(report, e.get("source")) else str(e["line"])
+            lines.append(f"    {at:>{width}} | {e['text']}")
         if f["role"] == "root" and f["fix"]:
             lines.append("  first steps:")
             for i, step in enumerate(f["fix"], 1):
@@ -272,9 +411,14 @@ def to_markdown(report: dict, name: str = "input") -> str:
     note = _cut_note(report)
     if note:
         out.extend([f"*Note: {note}.*", ""])
+    for extra in report.get("notes") or []:
+        out.extend([f"*Note: {md_text(extra)}*", ""])
     findings = report["findings"]
     failures = [f for f in findings if f["role"] != "info"]
-    if not failures:
+    progress = report.get("progress") or {}
+    if progress.get("hang"):
+        out.extend([f"**Hang:** {md_text(progress['message'])}", ""])
+    if not failures and not progress.get("hang"):
         out.append("No known failure found: the log matched nothing in the atlas.")
     else:
         root = failures[0]
@@ -285,6 +429,10 @@ def to_markdown(report: dict, name: str = "input") -> str:
         if first:
             out.append("")
             out.append(f"**Failed first:** {md_text(first)}")
+    nodes = _node_lines(report)
+    if nodes:
+        out.extend(["", "**By node** (what each saw first):", ""])
+        out.extend(f"- {md_text(n)}" for n in nodes)
     if report.get("recovery_action"):
         out.append("")
         out.append(f"NVIDIA's recovery action for this GPU (Xid 154): **{md_text(report['recovery_action'])}**")
@@ -294,7 +442,8 @@ def to_markdown(report: dict, name: str = "input") -> str:
         title = f"[{f['title']}]({f['url']})" if f["url"] else f["title"]
         out.append(f"#### {ROLE_LABEL[f['role']].capitalize()}: {title}")
         out.append("")
-        meta = [f"severity **{f['severity']}**", f"seen {f['count']}×", f"first on line {f['first_line']}"]
+        meta = [f"severity **{f['severity']}**", f"seen {f['count']}×",
+                f"first on {md_text(_at(report, f.get('source'), f['first_line']))}"]
         if f.get("caused_by"):
             meta.append("likely caused by " + ", ".join(titles.get(c, c) for c in f["caused_by"]))
         where = _where_text(f["where"])
@@ -306,7 +455,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
         fence = "`" * max(3, longest + 1)
         out.append(fence + "text")
         for e in f["evidence"]:
-            out.append(f"{e['line']}: {visible(e['text'])}")
+            out.append(f"{visible(_at(report, e.get('source'), e['line']).removeprefix('line '))}: {visible(e['text'])}")
         out.append(fence)
         if f["role"] == "root" and f["fix"]:
             out.append("")

@@ -32,10 +32,11 @@ def canonical(doc: dict) -> str:
 def check(doc: object, where: str = "rules", analyse: bool = True) -> dict:
     """Return ``doc`` if it is a rules document of a supported format with a valid hash.
 
-    ``analyse=False`` skips the backtracking analysis (shape, hash and compilation are still
-    checked): the log doctor passes it for the rules its own site built and validated, served
-    from the same origin as the code that reads them, where the analysis would only repeat the
-    build's at start-up cost. Rules a user hands over are always analysed."""
+    ``analyse=False`` skips the backtracking analysis and the test compilation (shape and hash
+    are still checked): the log doctor passes it for the rules its own site built and
+    validated, served from the same origin as the code that reads them, where both would only
+    repeat the build's work at start-up (its matcher then compiles each pattern on first use).
+    Rules a user hands over are always analysed."""
     if not isinstance(doc, dict):
         raise RulesError(f"{where}: not a rules document (expected a JSON object)")
     fmt = doc.get("format")
@@ -98,10 +99,11 @@ def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
         if not all(isinstance(lit, str) for lit in sig["literals"]):
             return f"signature {i}: 'literals' must be text"
         try:
-            danger = risks(sig["pattern"]) if analyse else None  # judged before compiling: a deep pattern overflows the compiler
-            if danger:
-                return f"signature '{sig['id']}': pattern has {danger[0]}"
-            compiled(sig["pattern"], sig["ignore_case"])
+            if analyse:  # judged before compiling: a deep pattern overflows the compiler
+                danger = risks(sig["pattern"])
+                if danger:
+                    return f"signature '{sig['id']}': pattern has {danger[0]}"
+                compiled(sig["pattern"], sig["ignore_case"])
         except (re.error, RecursionError, OverflowError, MemoryError) as exc:
             return f"signature '{sig['id']}': pattern does not compile ({str(exc)[:80] or type(exc).__name__})"
     for i, anchor in enumerate(anchors):

@@ -29,7 +29,7 @@ MAX_MEMBERS = 10_000
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_LOCAL = b"PK\x03\x04"
 ZIP_OTHER = (b"PK\x01\x02", b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b"PK\x07\x08")
-SNIFF = 512 + 265  # bytes needed to tell tar from plain text
+SNIFF = 262  # bytes needed to tell tar from plain text (ustar sits at offset 257)
 
 
 class UnpackError(InputError):

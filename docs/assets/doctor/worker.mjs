@@ -119,7 +119,8 @@ class JsScanner:
 
 
 rules = check_rules(json.loads(rules_text), "the site's rules", analyse=False)  # built and analysed with this site
-diagnoser = Diagnoser(rules, scanner_factory=(lambda matcher: JsScanner(js_scan)) if js_scan else None, site_url=site_url)
+diagnoser = Diagnoser(rules, scanner_factory=(lambda matcher: JsScanner(js_scan)) if js_scan else None, site_url=site_url,
+                      lazy=True)
 session = None
 
 def start():

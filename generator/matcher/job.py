@@ -1,0 +1,145 @@
+"""One diagnosis for a whole job: many inputs (files, archive members, standard input) at once.
+
+Each input is a source: its lines are numbered within it, its path gives a host and rank
+where its lines do not say (``sources.describe``), and every hit keeps which source it came
+from. All sources fold into one tally, so the root cause is chosen across all of them: the
+earliest failure that explains the others, by the corpus's cause edges and by time where the
+clocks compare (dated lines across inputs, uptime only within its own input).
+
+Archives and compressed files are read through (``unpack``), each member its own source.
+A source that cannot be read through (a damaged archive, one past the unpack limits) ends
+with a note in the report; what was read before stays counted.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .match import Hit
+from .progress import ProgressTracker
+from .rank import Tally
+from .read import ChunkReader, InputStats
+from .report import build
+from .sources import SourceInfo, describe
+from .unpack import MAX_MEMBERS, MAX_UNPACKED, Unpacker, UnpackError
+
+
+class Source:
+    """One input being read: its reader, its counts, and what its path says."""
+
+    def __init__(self, job: "Job", index: int, info: SourceInfo):
+        self.job = job
+        self.index = index
+        self.info = info
+        self.stats = InputStats()
+        self.reader = ChunkReader(self.stats)
+        self.progress = job.progress.source(index, info)
+        self.closed = False
+        self.clocks: dict[str, int] = {}  # kinds of timestamp on its matched lines
+
+    def feed(self, block: bytes) -> int:
+        """Take the next piece of this input; returns its bytes seen so far."""
+        self._chunks(self.reader.feed(bytes(block)))
+        return self.stats.bytes
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._chunks(self.reader.close())
+
+    def _chunks(self, chunks: list) -> None:
+        if chunks:
+            self.progress.feed(chunks)
+            self._add(self.job.diagnoser.matcher.hits(chunks))
+
+    def _add(self, hits: Iterable[Hit]) -> None:
+        info, tally, index = self.info, self.job.tally, self.index
+        for hit in hits:
+            hit.source = index
+            ctx = hit.context
+            if ctx.host is None and info.host:
+                ctx.host = info.host
+            if ctx.rank is None and info.rank is not None:
+                ctx.rank = info.rank
+            tally.add(hit)
+
+
+class Job:
+    """Feed sources one after another (or interleaved), then ``finish`` for one report."""
+
+    def __init__(self, diagnoser, max_unpacked: int = MAX_UNPACKED, max_members: int = MAX_MEMBERS):  # noqa: ANN001
+        self.diagnoser = diagnoser
+        self.tally = Tally(diagnoser.ranker)
+        self.progress = ProgressTracker()
+        self.sources: list[Source] = []
+        self.notes: list[str] = []
+        self.max_unpacked = max_unpacked
+        self.max_members = max_members
+
+    def source(self, name: str) -> Source:
+        """A new plain source (lines as they come, no unpacking)."""
+        src = Source(self, len(self.sources), describe(name))
+        self.sources.append(src)
+        return src
+
+    def archive(self, name: str) -> "ArchiveFeed":
+        """A new input that may be compressed or an archive: each member becomes a source."""
+        return ArchiveFeed(self, name)
+
+    def read(self, name: str, stream, block: int = 1 << 20) -> None:  # noqa: ANN001 - a binary file object
+        """Read a whole input through; a damaged or oversized archive ends in a note, not an exception."""
+        feed = self.archive(name)
+        try:
+            while data := stream.read(block):
+                feed.feed(data)
+            feed.close()
+        except UnpackError as exc:
+            feed.abandon()
+            self.notes.append(str(exc))
+
+    def finish(self) -> dict:
+        for src in self.sources:
+            src.close()
+        findings = self.diagnoser.ranker.rank(self.tally)
+        stats = InputStats()
+        for src in self.sources:
+            stats.lines += src.stats.lines
+            stats.bytes += src.stats.bytes
+            stats.cut_lines += src.stats.cut_lines
+        return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
+                     progress=self.progress.summary(findings))
+
+
+class ArchiveFeed:
+    """An input read through its container: members become sources named ``archive!member``."""
+
+    def __init__(self, job: Job, name: str):
+        self.job = job
+        self.name = name
+        self.unpacker = Unpacker(name, job.max_unpacked, job.max_members)
+        self.current: Source | None = None
+
+    def feed(self, data: bytes) -> None:
+        self._handle(self.unpacker.feed(data))
+
+    def close(self) -> None:
+        self._handle(self.unpacker.close())
+
+    def abandon(self) -> None:
+        """Stop here (after an error): the member being read is closed with what it had."""
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+    def _handle(self, events) -> None:  # noqa: ANN001 - iterator of (kind, value)
+        for kind, value in events:
+            if kind == "begin":
+                member = str(value)
+                name = f"{self.name}!{member}" if member else self.name
+                self.current = self.job.source(name)
+            elif kind == "data":
+                assert self.current is not None
+                self.current.feed(value)  # type: ignore[arg-type]
+            elif kind == "end" and self.current is not None:
+                self.current.close()
+                self.current = None

@@ -1,0 +1,181 @@
+"""Hangs that print no error: each rank's last progress line, and the ranks that stopped first.
+
+Training loops print counters (Megatron ``iteration 100/ 1000``, ``step=100``, ``global_step:
+100``, ``Step 100/1000``, tqdm bars ``| 120/266 [00:10<...``). A hung job stops printing them
+and is later ended by a watchdog, a heartbeat monitor, a time limit or by hand, often with
+no error of its own. Per input and rank this module keeps the last such line (its step,
+time and line number); the report then says which ranks never reached the step the others
+reached, or, when all stopped at the same step, which went quiet first.
+
+Cost is bounded: a chunk without a progress word costs one regex scan in C; of a chunk's
+progress lines only the last ``PER_CHUNK`` are parsed (the last line of each rank is what
+counts), and at most ``MAX_RANKS`` ranks are tracked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .parse import parse_context
+from .read import Chunk
+from .sources import SourceInfo
+
+_PROGRESS = re.compile(
+    rb"(?:\biteration\s{0,12}(\d{1,9})\s{0,4}/\s{0,12}\d{1,9}"   # Megatron: iteration      100/    1000 |
+    rb"|\b(?:global_)?step\s{0,2}[=:]\s{0,4}(\d{1,9})\b"        # step=100, step: 100, global_step=100
+    rb"|\bstep\s(\d{1,9})\s{0,2}/\s{0,2}\d{1,9}"                # Step 100/1000
+    rb"|\|\s{0,2}(\d{1,9})/\d{1,9}\s\[\d"                       # tqdm: 45%|####5     | 120/266 [00:10<00:12
+    rb"|\biter(?:ation)?\s{0,2}[=:]\s{0,4}(\d{1,9})\b)",         # iter: 100, iteration=100
+    re.IGNORECASE)
+PER_CHUNK = 256
+MAX_RANKS = 4096
+# Findings that say the job was stopped rather than why: with progress that ended, a hang
+# (a watchdog or heartbeat gave up, a time limit or a person cancelled, the launcher tore down).
+STOP_ENTRIES = frozenset({
+    "nccl-watchdog-timeout", "nccl-heartbeat-timeout", "gloo-collective-timeout", "dist-store-timeout",
+    "slurm-job-killed", "slurm-task-killed", "torchelastic-agent-signal",
+    "distributed-hang", "jax-distributed-barrier-timeout", "xla-collective-rendezvous-stuck",
+})
+
+
+@dataclass
+class Mark:
+    """One rank's last progress line."""
+
+    source: int
+    rank: int | None
+    host: str | None
+    step: int
+    line: int
+    text: str
+    time: tuple[str, float] | None
+
+
+class SourceProgress:
+    """Progress lines of one input."""
+
+    def __init__(self, tracker: "ProgressTracker", index: int, info: SourceInfo):
+        self.tracker = tracker
+        self.index = index
+        self.info = info
+
+    def feed(self, chunks: list[Chunk]) -> None:
+        for chunk in chunks:
+            self._chunk(chunk)
+
+    def _chunk(self, chunk: Chunk) -> None:
+        data = chunk.data
+        found = list(_PROGRESS.finditer(data))
+        if not found:
+            return
+        for m in found[-PER_CHUNK:]:
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.end())
+            text = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+            step = int(next(g for g in m.groups() if g is not None))
+            line = chunk.first_line + data.count(b"\n", 0, start)
+            self.tracker.mark(self.index, self.info, text, step, line)
+
+    def close(self) -> None:
+        pass
+
+
+class ProgressTracker:
+    def __init__(self) -> None:
+        self.marks: dict[tuple[int, int | None], Mark] = {}
+
+    def source(self, index: int, info: SourceInfo) -> SourceProgress:
+        return SourceProgress(self, index, info)
+
+    def mark(self, source: int, info: SourceInfo, text: str, step: int, line: int) -> None:
+        ctx = parse_context(text)
+        rank = ctx.rank if ctx.rank is not None else info.rank
+        key = (source, rank)
+        if key not in self.marks and len(self.marks) >= MAX_RANKS:
+            return
+        known = self.marks.get(key)
+        if known is not None and line < known.line:
+            return
+        self.marks[key] = Mark(source, rank, ctx.host or info.host, step, line, text.strip()[:300], ctx.time)
+
+    def merge(self, other: "ProgressTracker", offset: int) -> None:
+        """Take another tracker's marks (inputs numbered from 0), its sources shifted by ``offset``."""
+        for (source, rank), mark in other.marks.items():
+            mark.source = source + offset
+            if len(self.marks) < MAX_RANKS:
+                self.marks[(source + offset, rank)] = mark
+
+    def summary(self, findings: list) -> dict | None:  # noqa: ANN001 - rank.Finding
+        """What the progress lines say, and whether the job hung; None when there were none."""
+        if not self.marks:
+            return None
+        marks = list(self.marks.values())
+        top = max(m.step for m in marks)
+        behind = sorted((m for m in marks if m.step < top), key=lambda m: (m.step, m.source, m.line))
+        failures = [f for f in findings if f.role != "info"]
+        stopped_by = [f.id for f in failures if f.id in STOP_ENTRIES]
+        hang = all(f.id in STOP_ENTRIES for f in failures)
+        first_quiet: list[Mark] = []
+        if not behind:
+            timed = [m for m in marks if m.time and m.time[0] == "wall"]
+            if len(timed) == len(marks) and len(marks) > 1:
+                earliest = min(m.time[1] for m in timed)
+                latest = max(m.time[1] for m in timed)
+                if latest - earliest > 30:  # the others printed on for a while: these went quiet first
+                    first_quiet = [m for m in timed if m.time[1] - earliest <= 30]
+        culprits = behind or first_quiet
+        # a hang is declared when nothing but the job's ending was found and the progress lines
+        # point at ranks that stopped first, or when nothing at all was found after progress stopped
+        hang = hang and (bool(culprits) or not failures) and len(marks) > 0
+        out = {
+            "hang": hang,
+            "max_step": top,
+            "ranks": [_mark_dict(m) for m in sorted(marks, key=lambda m: (m.rank is None, m.rank or 0, m.source))[:256]],
+            "behind": [_mark_dict(m) for m in behind[:64]],
+            "stopped_first": [_mark_dict(m) for m in first_quiet[:64]],
+            "ended_by": stopped_by,
+        }
+        out["message"] = _message(marks, top, culprits, stopped_by, hang)
+        return out
+
+
+def _who(marks: list[Mark]) -> str:
+    ranks = sorted({m.rank for m in marks if m.rank is not None})
+    if ranks:
+        return "rank" + ("s " if len(ranks) > 1 else " ") + ", ".join(str(r) for r in ranks[:16]) + (" …" if len(ranks) > 16 else "")
+    hosts = sorted({m.host for m in marks if m.host})
+    return ("host " + ", ".join(hosts[:8])) if hosts else "the job"
+
+
+def _message(marks: list[Mark], top: int, culprits: list[Mark], stopped_by: list[str], hang: bool) -> str:
+    ended = f"; then the job was ended ({', '.join(stopped_by)})" if stopped_by else ""
+    if culprits:
+        last = max(m.step for m in culprits)
+        when = _when(max(culprits, key=lambda m: m.step))
+        others = f"; the others reached step {top}" if any(m.step == top for m in marks) and last < top else ""
+        return f"no progress on {_who(culprits)} after step {last}{when}{others}{ended}"
+    when = _when(max(marks, key=lambda m: (m.time[1] if m.time else 0, m.line)))
+    lead = "no progress after" if hang else "last progress at"
+    return f"{lead} step {top}{when} on every rank that reported progress{ended}"
+
+
+def _when(mark: Mark) -> str:
+    from .report import time_text  # noqa: PLC0415 - report imports this module's users
+
+    t = time_text(mark.time)
+    return f" at {t}" if t else f" (line {mark.line})"
+
+
+def _mark_dict(m: Mark) -> dict:
+    from .report import time_text  # noqa: PLC0415
+
+    out = {"source": m.source, "step": m.step, "line": m.line, "text": m.text}
+    if m.rank is not None:
+        out["rank"] = m.rank
+    if m.host:
+        out["host"] = m.host
+    t = time_text(m.time)
+    if t:
+        out["time"] = t
+    return out
