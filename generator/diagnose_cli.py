@@ -183,13 +183,21 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
     results = []
     for label in labels:
         case = str(label["id"])
-        log = folder / "cases" / f"{case}.log"
-        if not log.exists():
-            raise InputError(f"{log}: listed in labels.yaml but missing")
-        with log.open("rb") as fh:
-            report = diagnoser.diagnose(fh)
+        if label.get("files"):  # a whole job: one folder of files per case (tests/fixtures/multi)
+            report = diagnose_inputs(diagnoser, _case_inputs(folder / case, label["files"]))
+        else:
+            log = folder / "cases" / f"{case}.log"
+            if not log.exists():
+                raise InputError(f"{log}: listed in labels.yaml but missing")
+            with log.open("rb") as fh:
+                report = diagnoser.diagnose(fh)
         got = [f["id"] for f in report["findings"] if f["role"] != "info"]
-        initiating_got, initiating_ok = _initiating(label.get("initiating"), report)
+        if report["verdict"].startswith("hang: "):
+            got = ["hang", *got]
+        if label.get("culprit") is not None:
+            initiating_got, initiating_ok = _culprit(label["culprit"], report)
+        else:
+            initiating_got, initiating_ok = _initiating(label.get("initiating"), report)
         expected = str(label["expected"])
         acceptable = [expected] + [str(a) for a in (label.get("also_acceptable") or [])]
         if expected == "none":
@@ -198,10 +206,43 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
         else:
             result = CaseResult(case, expected, acceptable, got, bool(got) and got[0] in acceptable,
                                 any(g in acceptable for g in got[:3]))
-        result.initiating, result.initiating_got, result.initiating_ok = label.get("initiating"), initiating_got, initiating_ok
+        wanted = label.get("culprit") if label.get("culprit") is not None else label.get("initiating")
+        result.initiating, result.initiating_got, result.initiating_ok = wanted, initiating_got, initiating_ok
         result.family = str(label["family"]) if label.get("family") else None
         results.append(result)
     return results
+
+
+def _case_inputs(case_dir: Path, files: list[str]) -> list[str]:
+    """A job case's inputs: its per-source files; the log as posted (original.*) only when nothing else is there."""
+    split = [f for f in files if not f.startswith("original")]
+    chosen = split or files
+    missing = [f for f in chosen if not (case_dir / f).exists()]
+    if missing:
+        raise InputError(f"{case_dir}: listed in labels.yaml but missing: {', '.join(missing)}")
+    return [str(case_dir / f) for f in chosen]
+
+
+def _tokens(text: object) -> set[str]:
+    return {t for t in re.split(r"[^A-Za-z0-9.]+", str(text).lower()) if t} | {t for t in re.split(r"[^A-Za-z0-9]+", str(text).lower()) if t}
+
+
+def _culprit(label: dict, report: dict) -> tuple[str, bool | None]:
+    """Compare a job case's culprit (node and/or rank) with what the report says failed first."""
+    found = report.get("initiating") or {}
+    shown = ", ".join(f"{k} {found[k]}" for k in ("host", "rank", "pid") if k in found) or "nothing"
+    checks = []
+    node = label.get("node")
+    if node not in (None, ""):
+        host = found.get("host")
+        checks.append(bool(host) and (str(node).lower() == str(host).lower() or str(node).lower() in _tokens(host)))
+    rank = label.get("rank")
+    if rank is not None:
+        wanted = rank if isinstance(rank, list) else [rank]
+        checks.append(found.get("rank") in wanted)
+    if not checks:
+        return shown, None  # the thread does not say who: nothing to compare
+    return shown, all(checks)
 
 
 def family_scores(results: list[CaseResult]) -> list[tuple[str, int, int, int, int, int]]:

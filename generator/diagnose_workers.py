@@ -2,7 +2,8 @@
 
 The inputs are dealt to workers by size (largest first, each to the least loaded worker),
 each worker reads its share into a job of its own, and the parent folds the partial
-results (tallies, progress marks, sources, notes) into one job and ranks once: the same
+results (tallies, progress marks, sources, notes, flight recorder traces, py-spy stacks)
+into one job and ranks once: the same
 report as reading everything in one process, with every source numbered in the order the
 inputs were given. Each partial result is bounded (a tally keeps counts and a few lines per
 failure), so memory does not grow with the inputs' size.
@@ -15,6 +16,7 @@ import os
 from pathlib import Path
 
 from .errors import InputError, KbError
+from .matcher.artefacts import PySpyReader
 from .matcher.job import Job
 from .matcher.progress import ProgressTracker
 from .matcher.rank import Tally, merge_tallies
@@ -46,7 +48,8 @@ def _work(args: tuple) -> tuple:
                 src.close()
             sources = [(s.info, s.stats) for s in job.sources]
             job.tally.entries = job.tally.xid_entries = None  # the parent has them; not sent back
-            parts.append((pos, job.tally, job.progress, sources, job.notes))
+            spies = [t for spy in job.spies for t in spy.threads]
+            parts.append((pos, job.tally, job.progress, sources, job.notes, job.traces, spies))
         return ("ok", parts)
     except KbError as exc:
         return ("error", str(exc))
@@ -78,11 +81,19 @@ def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int
     parts.sort(key=lambda p: p[0])  # sources numbered in the order the inputs were given
     job = Job(diagnoser)
     offset = 0
-    for _pos, tally, progress, sources, notes in parts:
+    spies = PySpyReader(-1)  # the processes of every input's py-spy dumps, renumbered
+    job.spies.append(spies)
+    for _pos, tally, progress, sources, notes, traces, threads in parts:
         tally: Tally
         progress: ProgressTracker
         merge_tallies(job.tally, tally, offset)
         job.progress.merge(progress, offset)
+        for trace in traces:
+            trace.source += offset
+        job.traces.extend(traces)
+        for thread in threads:
+            thread.source += offset
+        spies.threads.extend(threads)
         for i, (info, stats) in enumerate(sources):
             job.sources.append(_Done(offset + i, info, stats))
         job.notes.extend(notes)

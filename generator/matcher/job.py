@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, analyse_spy, analyse_traces, is_pickle,
+                        load_plain_pickle, read_flight_recorder, read_json_dump)
 from .match import Hit
 from .progress import ProgressTracker
 from .rank import Tally
@@ -35,22 +37,59 @@ class Source:
         self.reader = ChunkReader(self.stats)
         self.progress = job.progress.source(index, info)
         self.closed = False
-        self.clocks: dict[str, int] = {}  # kinds of timestamp on its matched lines
+        self.kind: str | None = None  # "pickle" for a flight recorder dump (kept whole), else "text"
+        self.dump = bytearray()
+        self.spy: PySpyReader | None = None
 
     def feed(self, block: bytes) -> int:
         """Take the next piece of this input; returns its bytes seen so far."""
-        self._chunks(self.reader.feed(bytes(block)))
+        data = bytes(block)
+        if self.kind is None and data:
+            self.kind = "pickle" if is_pickle(data) else "text"
+        if self.kind == "pickle":
+            self.stats.bytes += len(data)
+            if len(self.dump) + len(data) <= MAX_DUMP_BYTES + 1:
+                self.dump += data
+            return self.stats.bytes
+        self._chunks(self.reader.feed(data))
         return self.stats.bytes
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._chunks(self.reader.close())
+        if self.closed:
+            return
+        self.closed = True
+        if self.kind == "pickle":
+            self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))
+            self.dump = bytearray()
+            return
+        self._chunks(self.reader.close())
+        if self.info.name.endswith(".json") and self.stats.bytes <= MAX_DUMP_BYTES and self.job.json_dumps.get(self.index):
+            self._flight_recorder(lambda: read_json_dump(bytes(self.job.json_dumps.pop(self.index))))
+
+    def _flight_recorder(self, load) -> None:  # noqa: ANN001
+        try:
+            self.job.traces.extend(read_flight_recorder(load(), self.index, self.info.rank))
+        except ArtefactError as exc:
+            self.job.notes.append(f"{self.info.name}: {exc}")
 
     def _chunks(self, chunks: list) -> None:
-        if chunks:
-            self.progress.feed(chunks)
-            self._add(self.job.diagnoser.matcher.hits(chunks))
+        if not chunks:
+            return
+        self.progress.feed(chunks)
+        for chunk in chunks:
+            data = chunk.data
+            if b'"MainThread"' in data or self.spy is not None:
+                if self.spy is None:
+                    self.spy = PySpyReader(self.index)
+                    self.job.spies.append(self.spy)
+                for line in data.decode("utf-8", errors="replace").splitlines():
+                    self.spy.line(line)
+            if self.index in self.job.json_dumps or (self.stats.bytes == len(data) and data[:1] == b"{"
+                                                     and self.info.name.endswith(".json") and b'"entries"' in data):
+                buf = self.job.json_dumps.setdefault(self.index, bytearray())
+                if len(buf) + len(data) <= MAX_DUMP_BYTES:
+                    buf += data
+        self._add(self.job.diagnoser.matcher.hits(chunks))
 
     def _add(self, hits: Iterable[Hit]) -> None:
         info, tally, index = self.info, self.job.tally, self.index
@@ -73,6 +112,9 @@ class Job:
         self.progress = ProgressTracker()
         self.sources: list[Source] = []
         self.notes: list[str] = []
+        self.traces: list = []  # flight recorder state per rank and process group
+        self.spies: list[PySpyReader] = []  # py-spy dumps found in the inputs
+        self.json_dumps: dict[int, bytearray] = {}  # .json inputs that may be flight recorder dumps
         self.max_unpacked = max_unpacked
         self.max_members = max_members
 
@@ -106,8 +148,11 @@ class Job:
             stats.lines += src.stats.lines
             stats.bytes += src.stats.bytes
             stats.cut_lines += src.stats.cut_lines
+        hosts = {src.index: src.info.host for src in self.sources}
+        artefacts = {k: v for k, v in (("flight_recorder", analyse_traces(self.traces)),
+                                       ("py_spy", analyse_spy([t for s in self.spies for t in s.threads], hosts))) if v}
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
-                     progress=self.progress.summary(findings))
+                     progress=self.progress.summary(findings), artefacts=artefacts or None)
 
 
 class ArchiveFeed:

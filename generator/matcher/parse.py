@@ -34,9 +34,11 @@ _RANK_PATTERNS = (
     re.compile(r"\btask (\d{1,6}):"),               # srun: error: node: task 3: ...
     re.compile(r"\bglobal_rank[=:]\s*(\d{1,6})"),
     re.compile(r"^\(\w{1,40} rank=(\d{1,6}) pid=\d+"),  # vLLM's worker prefix: (VllmWorker rank=5 pid=3073)
+    re.compile(r"\[\d{1,6},(\d{1,6})\]<std(?:out|err)>:"),  # mpirun --tag-output: [1,12]<stdout>:
 )
-_NCCL_PREFIX = re.compile(r"(?:^|\s)([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")
+_NCCL_PREFIX = re.compile(r"(?:^|[\s>:])([A-Za-z0-9][\w.\-]*):(\d+):(\d+) \[(\d+)\]")  # after mpirun's <stdout>: too
 _SRUN_HOST = re.compile(r"srun: error: ([\w.\-]+): task")
+_RAY_IP = re.compile(r"^\(\w{1,60} pid=\d+, ip=(\d{1,3}(?:\.\d{1,3}){3})\)")  # (RayWorkerWrapper pid=1054, ip=10.96.62.52)
 _HOST_FIELD = re.compile(r"^\s*host\s*:\s*([\w.\-]+)")
 _PCI = re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")  # domain required: not a time
 _FALLEN_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})")
@@ -122,6 +124,10 @@ def parse_context(line: str) -> Context:
     m = _SRUN_HOST.search(line) or _HOST_FIELD.search(line)
     if m:
         ctx.host = m.group(1)
+    if not ctx.host and line.startswith("("):
+        m = _RAY_IP.match(line)
+        if m:
+            ctx.host = m.group(1)  # a Ray worker's node, by its address
     if line.startswith("{") and "_HOSTNAME" in line:
         m = _JOURNAL_HOST.search(line)
         if m:

@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 import re
 
+from .progress import STOP_ENTRIES
 from .rank import Finding, _order_key, clock, year_shift
 
 SCHEMA = "kb.diagnosis/2"
@@ -177,8 +178,31 @@ def _nodes(timeline: list[dict]) -> list[dict]:
     return list(seen.values())
 
 
+def _artefact_culprit(artefacts: dict | None) -> dict | None:
+    """Where a hang started by the debug artefacts: flight recorder first, then py-spy."""
+    if not artefacts:
+        return None
+    fr = artefacts.get("flight_recorder")
+    if fr:
+        c = fr["culprits"][0]
+        out = {"entry": "hang", "message": fr["message"]}
+        if c["ranks"]:
+            out["rank"] = c["ranks"][0]
+        if c["sources"]:
+            out["source"] = c["sources"][0]
+        return out
+    spy = artefacts.get("py_spy")
+    if spy:
+        o = spy["outliers"][0]
+        out = {"entry": "hang", "message": spy["message"], "source": o["source"], "pid": o["pid"]}
+        if o.get("host"):
+            out["host"] = o["host"]
+        return out
+    return None
+
+
 def build(findings: list[Finding], stats, site_url: str = "", sources=None, notes: list[str] | None = None,  # noqa: ANN001
-          progress: dict | None = None) -> dict:
+          progress: dict | None = None, artefacts: dict | None = None) -> dict:
     """The report as plain data, in the ``kb.diagnosis/2`` shape (docs/diagnose.md lists every key)."""
     out = []
     for f in findings:
@@ -235,19 +259,26 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
                 initiating["host"] = named.context.host
             break
     hang = bool(progress and progress["hang"])
+    verdict = _verdict(findings)
     if hang and progress:
         stalled = progress["behind"] or progress["stopped_first"]
         first = stalled[0] if stalled else None
         initiating = {"entry": "hang", "message": progress["message"]}
         if first:
             initiating.update({k: first[k] for k in ("source", "line", "rank", "host", "time") if k in first})
+        verdict = f"hang: {progress['message']}"
+    stops_only = all(f.id in STOP_ENTRIES for f in failures)
+    culprit = _artefact_culprit(artefacts) if stops_only else None
+    if culprit:  # the dumps name the rank or process that held the others up
+        initiating = culprit
+        verdict = f"hang: {culprit['message']}"
     recovery = [h.fields["recovery_action"] for f in findings for h in f.hits if h.fields.get("recovery_action")]
     timeline, relative = _timeline(findings)
     report = {
         "schema": SCHEMA,
         "input": {"lines": stats.lines, "bytes": stats.bytes, "files": len(sources) if sources else 1,
                   **({"cut_lines": stats.cut_lines} if stats.cut_lines else {})},
-        "verdict": f"hang: {progress['message']}" if hang and progress else _verdict(findings),
+        "verdict": verdict,
         "initiating": initiating,
         "recovery_action": recovery[-1] if recovery else None,
         "sources": _source_dicts(sources) if sources else [{"id": 0, "name": "input", "lines": stats.lines,
@@ -256,6 +287,7 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
         "timeline_relative": relative,
         "nodes": _nodes(timeline),
         "progress": progress,
+        "artefacts": artefacts,
         "notes": list(notes or []),
         "findings": out,
     }
@@ -358,8 +390,8 @@ def to_text(report: dict, name: str = "input") -> str:
         lines.append(f"Note: {extra}")
     findings = report["findings"]
     progress = report.get("progress") or {}
-    if progress.get("hang"):
-        lines.append(f"HANG: {progress['message']}")
+    if report["verdict"].startswith("hang: "):
+        lines.append(f"HANG: {report['verdict'][6:]}")
     elif not any(f["role"] != "info" for f in findings):
         lines.append("No known failure found. The log matched nothing in the atlas.")
     first = _first_text(report)
@@ -415,10 +447,10 @@ def to_markdown(report: dict, name: str = "input") -> str:
         out.extend([f"*Note: {md_text(extra)}*", ""])
     findings = report["findings"]
     failures = [f for f in findings if f["role"] != "info"]
-    progress = report.get("progress") or {}
-    if progress.get("hang"):
-        out.extend([f"**Hang:** {md_text(progress['message'])}", ""])
-    if not failures and not progress.get("hang"):
+    hang = report["verdict"].startswith("hang: ")
+    if hang:
+        out.extend([f"**Hang:** {md_text(report['verdict'][6:])}", ""])
+    if not failures and not hang:
         out.append("No known failure found: the log matched nothing in the atlas.")
     else:
         root = failures[0]

@@ -28,7 +28,8 @@ _HOST_WORDS = re.compile(r"^(?:[a-z][a-z0-9]*-)*(?:node|host|gpu|compute|worker|
                          re.IGNORECASE)
 _HOST_FIELD = re.compile(r"^(?:host|node|hostname)=(.+)$", re.IGNORECASE)
 _HOSTLIKE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*\d[a-z0-9]*$", re.IGNORECASE)
-_LOG_SUFFIX = re.compile(r"(?:[-_.](?:kern|kernel|dmesg|syslog|messages|journal|stdout|stderr|out|err|train|job))*"
+_LOG_SUFFIX = re.compile(r"(?:[-_.](?:kern|kernel|dmesg|syslog|messages|journal|stdout|stderr|out|err|train|job|pyspy|py-spy|"
+                         r"stacks|trace|watchdog))*"
                          r"(?:\.(?:log|txt|out|err|json|gz))*(?:\.\d+)?(?:\.gz)?$", re.IGNORECASE)
 # words that look like host names in a path but name something else
 _NOT_HOSTS = {"v1", "v2", "v3", "py3", "x86", "x86_64", "log4j", "utf8", "s3", "ec2", "h100", "a100", "b200", "h200", "l40s"}

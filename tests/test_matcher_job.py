@@ -1,0 +1,266 @@
+"""A whole job in one diagnosis: many inputs, archives, sources, timeline, hangs, debug artefacts."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import pickle
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_kb
+from generator.matcher.artefacts import ArtefactError, analyse_traces, load_plain_pickle, read_flight_recorder
+from generator.matcher.sources import describe
+from generator.matcher.unpack import Unpacker, UnpackError
+
+MULTI = ROOT / "tests" / "fixtures" / "multi"
+XID79 = b"Nov  5 01:15:00 node-1 kernel: [ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+WATCHDOG = (b"[rank3]:[E1105 01:26:08.071329 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
+            b"WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds "
+            b"before timing out.\n")
+
+
+def _unpack(name: str, data: bytes, piece: int = 4097, **limits) -> tuple[str, dict[str, bytes]]:
+    u = Unpacker(name, **limits)
+    out: dict[str, bytes] = {}
+    member = None
+
+    def take(events) -> None:  # noqa: ANN001
+        nonlocal member
+        for kind, value in events:
+            if kind == "begin":
+                member = value
+                out[member] = b""
+            elif kind == "data":
+                out[member] += value
+    for i in range(0, len(data), piece):
+        take(u.feed(data[i:i + piece]))
+    take(u.close())
+    return u.kind, out
+
+
+def _tar(files: dict[str, bytes], mode: str = "w:gz") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode, format=tarfile.PAX_FORMAT) as t:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+# ---- reading through archives ---------------------------------------------------------------
+def test_gzip_tar_and_zip_are_read_through_member_by_member() -> None:
+    logs = {"node-1/kern.log": XID79 * 300, "node-2/train.log": WATCHDOG * 200}
+    assert _unpack("a.log", XID79) == ("plain", {"": XID79})
+    assert _unpack("a.gz", gzip.compress(XID79) + gzip.compress(WATCHDOG)) == ("gzip", {"": XID79 + WATCHDOG})
+    for mode, kind in (("w", "tar"), ("w:gz", "tar.gz")):
+        nested = {**logs, "x/" + "d" * 120 + "/kern.log.2.gz": gzip.compress(b"rotated\n")}  # long name, gzip inside
+        got_kind, got = _unpack("job.tar", _tar(nested, mode))
+        assert got_kind == kind and got["node-1/kern.log"] == logs["node-1/kern.log"]
+        assert got["x/" + "d" * 120 + "/kern.log.2.gz"] == b"rotated\n"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo("stored.log"), logs["node-1/kern.log"])
+        z.writestr("deflated.log", logs["node-2/train.log"], compress_type=zipfile.ZIP_DEFLATED)
+    assert _unpack("job.zip", buf.getvalue(), piece=97)[1] == {"stored.log": logs["node-1/kern.log"],
+                                                              "deflated.log": logs["node-2/train.log"]}
+
+
+def test_a_zip_written_as_a_stream_is_read_front_to_back() -> None:
+    class Sink(io.RawIOBase):
+        def __init__(self) -> None:
+            self.data = bytearray()
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b) -> int:  # noqa: ANN001
+            self.data += b
+            return len(b)
+
+    sink = Sink()
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as z:  # sizes after the data
+        with z.open("a.log", "w") as fh:
+            fh.write(XID79 * 100)
+        with z.open("b.log", "w") as fh:
+            fh.write(WATCHDOG)
+    assert _unpack("s.zip", bytes(sink.data), piece=333)[1] == {"a.log": XID79 * 100, "b.log": WATCHDOG}
+
+
+@pytest.mark.parametrize("data, limits, message", [
+    (gzip.compress(b"\0" * (8 << 20)), {"max_unpacked": 1 << 20}, "unpacks to more than 1 MiB (a decompression bomb"),
+    (_tar({f"f{i}.log": b"x\n" for i in range(5)}, "w"), {"max_members": 3}, "holds more than 3 files"),
+    (b"\x1f\x8b" + b"not gzip at all" * 30, {}, "not valid gzip data"),
+])
+def test_bombs_and_damage_stop_with_a_message(data: bytes, limits: dict, message: str) -> None:
+    with pytest.raises(UnpackError, match=message.replace("(", r"\(")):
+        _unpack("input.gz", data, **limits)
+
+
+def test_an_encrypted_zip_member_is_refused_with_what_to_do() -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("a.log", XID79)
+    raw = bytearray(buf.getvalue())
+    raw[6] |= 0x1  # the encrypted flag of the first member
+    with pytest.raises(UnpackError, match="encrypted; unzip it with its password first"):
+        _unpack("secret.zip", bytes(raw))
+
+
+def test_a_bomb_in_a_folder_of_logs_is_a_note_and_the_rest_is_diagnosed(tmp_path: Path) -> None:
+    (tmp_path / "kern.log").write_bytes(XID79)
+    (tmp_path / "bomb.gz").write_bytes(gzip.compress(b"\0" * (3 << 20)))
+    result = run_kb("diagnose", str(tmp_path), "--max-unpacked", "1M", "--format", "json", "--jobs", "1")
+    report = json.loads(result.out)
+    assert result.code == 0 and report["findings"][0]["id"] == "xid-79"
+    assert any("bomb.gz: unpacks to more than 1 MiB" in n for n in report["notes"])
+
+
+# ---- where lines come from ------------------------------------------------------------------
+@pytest.mark.parametrize("path, host, rank", [
+    ("slurm-12345-3.out", None, 3), ("logs/rank-3.log", None, 3), ("rank12.txt", None, 12),
+    ("run/attempt_0/5/stderr.log", None, 5), ("node-12/kern.log", "node-12", None), ("gpu-node-3/dmesg.txt", "gpu-node-3", None),
+    ("job.tar.gz!dgx04/kern.log.2.gz", "dgx04", None), ("pods/llama-worker-2.log", "llama-worker-2", None),
+    ("a100-07.log", "a100-07", None), ("host=h100-17/train.log", "h100-17", None), ("node-3/rank-5.log", "node-3", 5),
+    ("kern.log.2.gz", None, None), ("train.log", None, None), ("v2/output.log", None, None), ("h100.log", None, None),
+])
+def test_host_and_rank_come_from_the_path(path: str, host: str | None, rank: int | None) -> None:
+    info = describe(path)
+    assert (info.host, info.rank) == (host, rank)
+
+
+# ---- one report for a whole job -------------------------------------------------------------
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    (tmp_path / "node-1").mkdir()
+    (tmp_path / "node-2").mkdir()
+    (tmp_path / "node-2" / "train.log").write_bytes(b"step=10 loss=2.0\n" + WATCHDOG)
+    (tmp_path / "node-1" / "kern.log").write_bytes(b"Nov  5 01:10:00 node-1 kernel: [ 1200.0] usb 1-1: new device\n" + XID79)
+    return tmp_path
+
+
+def test_the_first_failure_across_files_is_named_with_its_file_host_and_line(job: Path) -> None:
+    report = json.loads(run_kb("diagnose", str(job), "--format", "json", "--jobs", "1").out)
+    assert report["schema"] == "kb.diagnosis/2" and report["input"]["files"] == 2
+    names = [s["name"] for s in report["sources"]]
+    assert names == [str(job / "node-1" / "kern.log"), str(job / "node-2" / "train.log")]
+    init = report["initiating"]
+    assert (init["entry"], init["host"], init["source"], init["line"]) == ("xid-79", "node-1", 0, 2)
+    collateral = report["findings"][1]
+    assert collateral["id"] == "nccl-watchdog-timeout" and collateral["role"] == "collateral"
+    assert collateral["source"] == 1 and collateral["where"]["host"] == "node-2" and collateral["where"]["rank"] == 3
+    assert [e["finding"] for e in report["timeline"]] == ["xid-79", "nccl-watchdog-timeout"]
+    assert [(n["host"], n["first"]) for n in report["nodes"]] == [("node-1", "xid-79"), ("node-2", "nccl-watchdog-timeout")]
+    text = run_kb("diagnose", str(job), "--jobs", "1").out
+    assert "FAILED FIRST: host node-1, GPU 0000:3b:00 (" in text and "BY NODE" in text
+
+
+def test_an_archive_of_the_job_gives_the_same_answer(job: Path, tmp_path_factory) -> None:
+    archive = tmp_path_factory.mktemp("a") / "job.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(job / "node-1", arcname="node-1")
+        t.add(job / "node-2", arcname="node-2")
+    report = json.loads(run_kb("diagnose", str(archive), "--format", "json").out)
+    assert report["initiating"]["host"] == "node-1" and report["findings"][0]["id"] == "xid-79"
+    assert report["sources"][0]["name"] == f"{archive}!node-1/kern.log"
+
+
+def test_worker_processes_give_the_same_report_as_one(job: Path) -> None:
+    for i in range(6):
+        (job / f"extra-{i}.log").write_bytes(b"[rank%d]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" % i)
+    one = json.loads(run_kb("diagnose", str(job), "--format", "json", "--jobs", "1").out)
+    two = json.loads(run_kb("diagnose", str(job), "--format", "json", "--jobs", "3").out)
+    assert one == two
+
+
+def test_a_job_that_stopped_printing_progress_is_a_hang_naming_the_ranks_behind(tmp_path: Path) -> None:
+    for rank in range(4):
+        last = 99 if rank == 3 else 100
+        lines = [f"2024-05-01 10:{i // 60:02d}:{i % 60:02d} [rank{rank}] iteration {i:6d}/ 1000 | lm loss: 2.1" for i in range(1, last + 1)]
+        if rank == 0:
+            lines.append("slurmstepd: error: *** JOB 42 ON gpu-node-1 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***")
+        (tmp_path / f"rank{rank}.log").write_text("\n".join(lines) + "\n")
+    report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json").out)
+    assert report["verdict"].startswith("hang: no progress on rank 3 after step 99")
+    assert report["initiating"]["entry"] == "hang" and report["initiating"]["rank"] == 3
+    assert report["progress"]["max_step"] == 100 and report["progress"]["ended_by"] == ["slurm-job-killed"]
+
+
+# ---- debug artefacts ------------------------------------------------------------------------
+class _Trap:
+    """What a hostile pickle would carry: loading it runs a command."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):  # noqa: ANN204
+        import os  # noqa: PLC0415
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_hostile_flight_recorder_file_runs_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    hostile = pickle.dumps({"version": "2.5", "entries": [_Trap(marker)]})
+    assert pickle.loads  # the standard loader would run it; ours must refuse
+    with pytest.raises(ArtefactError, match="only plain data"):
+        load_plain_pickle(hostile)
+    assert not marker.exists()
+    (tmp_path / "nccl_trace_rank_0").write_bytes(hostile)
+    result = run_kb("diagnose", str(tmp_path / "nccl_trace_rank_0"), "--format", "json")
+    assert result.code == 0 and not marker.exists()
+    assert any("refers to" in n and "only plain data" in n for n in json.loads(result.out)["notes"])
+
+
+def _dump(rank: int, completed: int, last_op: str = "nccl:all_reduce", sizes: str = "[[1024]]") -> dict:
+    """A dump in the documented shape (pytorch/tutorials, flight recorder: version 2.5)."""
+    entries = [{"record_id": i, "pg_id": 0, "collective_seq_id": i, "profiling_name": "nccl:all_reduce",
+                "input_sizes": "[[1024]]", "state": "completed"} for i in range(1, completed + 1)]
+    entries.append({"record_id": completed + 1, "pg_id": 0, "collective_seq_id": completed + 1, "profiling_name": last_op,
+                    "input_sizes": sizes, "state": "scheduled"})
+    return {"version": "2.5", "rank": rank, "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"}},
+            "pg_status": {"0": {"last_enqueued_collective": completed + 1, "last_started_collective": completed,
+                                "last_completed_collective": completed}}, "entries": entries}
+
+
+def test_flight_recorder_dumps_name_the_rank_behind_or_the_odd_operation(tmp_path: Path) -> None:
+    traces = [t for r in range(4) for t in read_flight_recorder(load_plain_pickle(pickle.dumps(_dump(r, 7 if r == 2 else 8))), r, None)]
+    behind = analyse_traces(traces)
+    assert behind["culprits"][0]["kind"] == "behind" and behind["culprits"][0]["ranks"] == [2]
+    odd = [t for r in range(4) for t in read_flight_recorder(
+        _dump(r, 8, "nccl:broadcast" if r == 1 else "nccl:all_reduce"), r, None)]
+    mismatch = analyse_traces(odd)
+    assert mismatch["culprits"][0]["kind"] == "mismatch" and mismatch["culprits"][0]["ranks"] == [1]
+    for r in range(4):
+        (tmp_path / f"nccl_trace_rank_{r}").write_bytes(pickle.dumps(_dump(r, 7 if r == 2 else 8)))
+    (tmp_path / "rank0.log").write_bytes(WATCHDOG.replace(b"rank3", b"rank0").replace(b"Rank 3", b"Rank 0"))
+    report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json").out)
+    assert report["verdict"].startswith("hang: process group 0: rank 2 completed collective 7, the others reached 8")
+    assert report["initiating"]["rank"] == 2
+
+
+def test_py_spy_dumps_name_the_process_outside_the_collective() -> None:
+    case = MULTI / "005"
+    report = json.loads(run_kb("diagnose", str(case / "node-48.pyspy.txt"), str(case / "node-49.pyspy.txt"),
+                               "--format", "json").out)
+    assert report["verdict"].startswith("hang: ")
+    assert report["initiating"]["pid"] == "688514" and report["initiating"]["host"] == "node-48"
+    assert "outside any collective" in report["artefacts"]["py_spy"]["message"]
+
+
+# ---- the real multi-source fixtures ---------------------------------------------------------
+def test_kb_eval_scores_the_failure_and_the_culprit_on_the_job_fixtures() -> None:
+    """Public multi-node logs (tests/fixtures/multi): the failure first and the node or rank that
+    failed first. The misses listed are known: each needs what the logs alone do not give."""
+    result = run_kb("eval", str(MULTI))
+    out = result.out
+    assert "top-1: 12/17" in out, out
+    assert "failed first (rank, host or GPU) named right: 10/15" in out, out
+    known = {"006", "008", "011", "012", "017"}  # py-spy summaries, torchfrtrace text, Horovod stall lists, a TP-wide hang
+    missed = {line.split()[1].rstrip(":") for line in out.splitlines() if line.strip().startswith("miss ")}
+    assert missed == known, missed
