@@ -63,6 +63,7 @@ bench: setup browser
 	$(BIN)/python bench/diagnose_bench.py
 	$(BIN)/python bench/browser_bench.py
 	$(BIN)/python bench/hostile_bench.py
+	$(BIN)/python bench/job_bench.py
 	$(BIN)/python bench/field_eval.py
 
 clean:

@@ -82,10 +82,10 @@ def main() -> int:
             cold_nav.append(t2 - t0)
             cold_click.append(t2 - t1)
             for log in (one, fifty):
-                start = time.perf_counter()
                 page.set_input_files(".kb-doctor input[type=file]", [])
+                page.evaluate("document.querySelector('.kb-doctor').dataset.state = 'idle'")  # the last report is done
+                start = time.perf_counter()
                 page.set_input_files(".kb-doctor input[type=file]", str(log))
-                page.wait_for_selector(".kb-doctor[data-state=analysing]", timeout=WAIT_MS)
                 wait_done(page)
                 warm[log.name].append(time.perf_counter() - start)
             ctx.close()

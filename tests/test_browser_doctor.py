@@ -85,7 +85,9 @@ def _diagnose(page, text: str, compact: bool = False) -> dict:
 
 
 def _strip_urls(report: dict) -> dict:
-    return {**report, "findings": [{k: v for k, v in f.items() if k != "url"} for f in report["findings"]]}
+    """The report without what differs by place alone: the site's links, the input's name (a path or 'pasted log')."""
+    return {**report, "findings": [{k: v for k, v in f.items() if k != "url"} for f in report["findings"]],
+            "sources": [{k: v for k, v in s.items() if k != "name"} for s in report["sources"]]}
 
 
 def test_pasted_log_never_leaves_the_page(context, server) -> None:
@@ -283,3 +285,38 @@ def test_the_report_is_brought_into_view_with_focus_and_copyable_commands(contex
     expect = first.locator("code").inner_text()
     assert page.evaluate("navigator.clipboard.readText()") == expect
     assert first.locator("button").inner_text() == "Copied"
+
+
+def test_many_files_and_an_archive_give_one_report_like_the_cli(context, server, tmp_path: Path) -> None:
+    """Dropped or chosen files of a whole job: one report naming the file and node that failed first."""
+    import tarfile  # noqa: PLC0415
+
+    ctx, watch = context
+    node1, node2 = tmp_path / "node-1", tmp_path / "node-2"
+    node1.mkdir()
+    node2.mkdir()
+    (node1 / "kern.log").write_text("Nov  5 01:15:00 node-1 kernel: [ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, "
+                                    "name=python, GPU has fallen off the bus.\n")
+    (node2 / "train.log").write_text("[rank3]:[E1105 01:26:08.071329 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught "
+                                     "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
+                                     "NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n")
+    archive = tmp_path / "job.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(node1, arcname="node-1")
+        t.add(node2, arcname="node-2")
+    cli = json.loads(run_kb("diagnose", str(archive), "--format", "json").out)
+    page = ctx.new_page()
+    watch.listen(page)
+    page.goto(server.url + "/diagnose/")
+    for files in ([str(archive)], [str(node1 / "kern.log"), str(node2 / "train.log")]):
+        page.evaluate("document.querySelector('.kb-doctor').dataset.state = 'idle'")
+        page.set_input_files(".kb-doctor input[type=file][multiple]", files)
+        page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+        report = json.loads(page.locator(".kb-doctor__json").text_content())
+        assert [f["id"] for f in report["findings"]] == [f["id"] for f in cli["findings"]] == ["xid-79", "nccl-watchdog-timeout"]
+        assert report["initiating"]["host"] == "node-1" and len(report["sources"]) == 2
+        shown = page.locator(".kb-doctor__report").inner_text()
+        assert "Failed first: host node-1" in shown
+        if files[0].endswith(".tar.gz"):  # the members' paths name both nodes; chosen files carry their names only
+            assert [n["host"] for n in report["nodes"]] == ["node-1", "node-2"] and "What each node saw first" in shown
+    assert not watch.foreign and not watch.carried("GPU has fallen off the bus")

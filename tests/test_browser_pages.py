@@ -74,6 +74,15 @@ def test_axe_finds_no_violation(served, scheme: str) -> None:
         violations = Axe().run(page).response["violations"]
         if violations:
             found[path or "home"] = {v["id"]: [n["target"] for n in v["nodes"]][:4] for v in violations}
+    # the log doctor with a report on show
+    page.goto(server.url + "/diagnose/")
+    page.locator(".kb-doctor textarea").fill("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    page.locator(".kb-doctor button", has_text="Diagnose").click()
+    page.wait_for_selector(".kb-doctor[data-state=done]", timeout=90_000)
+    page.wait_for_timeout(600)  # the header's title fades in when the report scrolls into view
+    violations = Axe().run(page).response["violations"]
+    if violations:
+        found["diagnose with a report"] = {v["id"]: [n["target"] for n in v["nodes"]][:4] for v in violations}
     # the header's search results open over the page
     page.goto(server.url + "/")
     page.focus("#kb-search-q")

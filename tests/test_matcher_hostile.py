@@ -120,3 +120,16 @@ def test_a_repeated_line_gets_the_time_its_own_text_gives(diagnoser: Diagnoser) 
     session.feed(("\n".join(lines * 2) + "\n").encode())
     finding = session.job.tally.findings["xid-79"]
     assert [h.context.time for h in finding.hits] == [parse_time(line) for line in (lines * 2)[:len(finding.hits)]]
+
+
+def test_a_repeated_line_keeps_a_time_that_is_not_at_its_head(diagnoser: Diagnoser) -> None:
+    """glog puts its time after a severity letter (F0426 17:52:54.043815): a repeat answered from
+    the memo must still get it (it was dropped, which made one process and several workers disagree)."""
+    line = "F0426 17:52:54.043815 30811 hl_cuda_device.cc:565] CUDA error: uncorrectable ECC error encountered"
+    report = diagnoser.diagnose(io.BytesIO(("\n".join([line] * 3) + "\n").encode()))
+    finding = report["findings"][0]
+    assert finding["count"] == 3 and finding["where"]["time"] == "Apr 26 17:52:54"
+    session = diagnoser.session()
+    session.feed(("\n".join([line] * 7) + "\n").encode())
+    kept = next(iter(session.job.tally.findings.values())).hits
+    assert len(kept) == 5 and all(h.settle().context.time == kept[0].settle().context.time is not None for h in kept)

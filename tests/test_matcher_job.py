@@ -171,8 +171,10 @@ def test_an_archive_of_the_job_gives_the_same_answer(job: Path, tmp_path_factory
 
 
 def test_worker_processes_give_the_same_report_as_one(job: Path) -> None:
-    for i in range(6):
-        (job / f"extra-{i}.log").write_bytes(b"[rank%d]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" % i)
+    for i in range(12):  # more inputs than evidence kept, more places than counted one by one
+        lines = b"".join(b"[ %d.0] [rank%d]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" % (100 + r, i * 4 + r)
+                         for r in range(4))
+        (job / f"extra-{i}.log").write_bytes(lines + XID79)
     one = json.loads(run_kb("diagnose", str(job), "--format", "json", "--jobs", "1").out)
     two = json.loads(run_kb("diagnose", str(job), "--format", "json", "--jobs", "3").out)
     assert one == two

@@ -87,9 +87,33 @@
     };
   }
 
+  // files dropped or chosen, folders walked: every file inside, named by its path in the folder
+  async function droppedFiles(transfer) {
+    if (!transfer) return [];
+    const entries = Array.from(transfer.items || []).map((item) => item.webkitGetAsEntry && item.webkitGetAsEntry()).filter(Boolean);
+    if (!entries.length) return Array.from(transfer.files || []);
+    const out = [];
+    const walk = async (entry) => {
+      if (out.length >= 10000) return;
+      if (entry.isFile) {
+        const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
+        out.push(new File([file], entry.fullPath.replace(/^\//, ""), { lastModified: file.lastModified }));
+      } else if (entry.isDirectory) {
+        const reader = entry.createReader();
+        for (;;) {
+          const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+          if (!batch.length) break;
+          for (const child of batch) await walk(child);
+        }
+      }
+    };
+    for (const entry of entries) await walk(entry);
+    return out;
+  }
+
   function fileSource(file) {
     return {
-      name: file.name, size: file.size,
+      name: file.webkitRelativePath || file.name, size: file.size,
       read: (pos, len) => file.slice(pos, pos + len).arrayBuffer(),
     };
   }
@@ -147,16 +171,34 @@
   function renderReport(report, compact) {
     const box = el("div", { class: "kb-doctor__report" });
     const failures = report.findings.filter((f) => f.role !== "info");
-    const head = failures.length
-      ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines`
-      : `No known failure found in ${report.input.lines.toLocaleString()} lines.`;
+    const sources = report.sources || [];
+    const files = sources.length > 1 ? ` of ${sources.length} files` : "";
+    // a line's place: "line 12", or "node-3/kern.log:12" when the report covers several files
+    const at = (source, line) => (sources.length > 1 && sources[source] ? `${sources[source].name}:${line}` : `line ${line}`);
+    const hang = report.verdict.startsWith("hang: ");
+    const head = hang ? `Hang: ${report.verdict.slice(6)}`
+      : failures.length
+        ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines${files}`
+        : `No known failure found in ${report.input.lines.toLocaleString()} lines${files}.`;
     box.append(el("h2", { class: "kb-doctor__verdict", text: head, tabindex: "-1" }));
     if (report.initiating) {
       const place = { ...report.initiating };
       delete place.time; // the finding cards give the time; this line says who failed first
       const first = whereText(place);
-      if (first) box.append(el("p", { class: "kb-doctor__first", text: `Failed first: ${first} (line ${report.initiating.line})` }));
+      const line = report.initiating.line !== undefined ? ` (${at(report.initiating.source, report.initiating.line)})` : "";
+      if (first) box.append(el("p", { class: "kb-doctor__first", text: `Failed first: ${first}${line}` }));
     }
+    if ((report.nodes || []).length > 1) {
+      const titles = Object.fromEntries(report.findings.map((f) => [f.id, f.title]));
+      const list = el("ul", { class: "kb-doctor__nodes" });
+      for (const n of report.nodes) {
+        const rank = n.rank !== undefined ? `, rank ${n.rank}` : "";
+        const when = n.time ? ` at ${n.time}` : "";
+        list.append(el("li", { text: `${n.host}${rank}: ${titles[n.first] || n.first}${when} (${at(n.source, n.line)})` }));
+      }
+      box.append(el("p", { class: "kb-doctor__meta", text: "What each node saw first:" }), list);
+    }
+    for (const note of report.notes || []) box.append(el("p", { class: "kb-doctor__meta", text: `Note: ${note}` }));
     if (report.recovery_action) {
       box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
     }
@@ -166,7 +208,7 @@
       const title = f.url ? el("a", { href: f.url, text: f.title }) : el("span", { text: f.title });
       card.append(el("h3", {},
         el("span", { class: `kb-badge kb-role kb-role-${f.role}`, text: ROLE_LABEL[f.role] }), " ", title));
-      const meta = [`severity ${f.severity}`, `seen ${f.count}×`, `first on line ${f.first_line}`];
+      const meta = [`severity ${f.severity}`, `seen ${f.count}×`, `first on ${at(f.source, f.first_line)}`];
       const where = whereText(f.where);
       if (where) meta.push(where);
       card.append(el("p", { class: "kb-doctor__meta", text: meta.join(" · ") }));
@@ -176,7 +218,9 @@
       // the theme makes <code> the scrolling box: it takes focus so keyboards can scroll it
       const pre = el("pre", { class: "kb-doctor__evidence" });
       const code = el("code", { tabindex: "0", "aria-label": `Evidence lines for ${f.title}` });
-      for (const e of f.evidence) code.append(el("span", { class: "kb-doctor__lineno", text: `${e.line}` }), ` ${e.text}\n`);
+      for (const e of f.evidence) {
+        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(e.source, e.line) : `${e.line}` }), ` ${e.text}\n`);
+      }
       pre.append(code);
       card.append(pre);
       if (f.role === "root" && f.fix && f.fix.length && !compact) {
@@ -218,12 +262,18 @@
       const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy);
       root.append(label, this.textarea, actions);
       if (!this.compact) {
-        this.file = el("input", { type: "file", id: `${id}-file`, class: "kb-doctor__file" });
-        const fileLabel = el("label", { for: `${id}-file`, class: "kb-doctor__file-label", text: "Or choose a log file (any size):" });
-        root.append(el("div", { class: "kb-doctor__filebox" }, fileLabel, this.file));
-        this.file.addEventListener("change", () => {
-          if (this.file.files && this.file.files[0]) this.start(fileSource(this.file.files[0]));
-        });
+        this.file = el("input", { type: "file", id: `${id}-file`, class: "kb-doctor__file", multiple: true });
+        const fileLabel = el("label", { for: `${id}-file`, class: "kb-doctor__file-label",
+          text: "Or choose log files (any size; .gz, .zip and .tar read through; all of a job's logs at once):" });
+        this.folder = el("input", { type: "file", id: `${id}-folder`, class: "kb-doctor__file", webkitdirectory: true });
+        const folderLabel = el("label", { for: `${id}-folder`, class: "kb-doctor__file-label", text: "or a folder:" });
+        root.append(el("div", { class: "kb-doctor__filebox" }, fileLabel, this.file, " ", folderLabel, this.folder));
+        const chosen = (input) => () => {
+          const files = Array.from(input.files || []);
+          if (files.length) this.start(files.map(fileSource));
+        };
+        this.file.addEventListener("change", chosen(this.file));
+        this.folder.addEventListener("change", chosen(this.folder));
         this.samples = el("p", { class: "kb-doctor__samples" });
         root.append(this.samples);
         this.loadSamples();
@@ -247,8 +297,7 @@
       root.addEventListener("drop", (event) => {
         event.preventDefault();
         root.classList.remove("kb-doctor--drop");
-        const file = event.dataTransfer && event.dataTransfer.files[0];
-        if (file) this.start(fileSource(file));
+        droppedFiles(event.dataTransfer).then((files) => { if (files.length) this.start(files.map(fileSource)); });
       });
     }
 
@@ -287,8 +336,13 @@
       this.start(textSource(text, name || "pasted log"));
     }
 
-    async start(source) {
-      if (this.busy) return;
+    // `sources`: one input or several (dropped files, a folder); each is sent as its own input
+    // of one diagnosis, so the report names the file, host and rank where the failure started.
+    async start(sources) {
+      if (!Array.isArray(sources)) sources = [sources];
+      if (this.busy || !sources.length) return;
+      const source = sources.length === 1 ? sources[0]
+        : { name: `${sources.length} files`, size: sources.reduce((n, s) => n + s.size, 0) };
       this.busy = true;
       this.cancelled = false;
       this.go.disabled = true;
@@ -304,22 +358,28 @@
         this.cancel.hidden = false;
         this.setState("analysing", `Analysing ${source.name} (${formatBytes(source.size)})…`);
         await channel.send({ type: "start" });
-        let pos = 0;
-        while (pos < source.size) {
-          if (this.cancelled) {
-            await channel.send({ type: "cancel" });
-            this.setState("cancelled", "Cancelled.");
-            return;
+        let done = 0;
+        for (const [i, input] of sources.entries()) {
+          await channel.send({ type: "begin", name: input.name });
+          let pos = 0;
+          while (pos < input.size) {
+            if (this.cancelled) {
+              await channel.send({ type: "cancel" });
+              this.setState("cancelled", "Cancelled.");
+              return;
+            }
+            const piece = await input.read(pos, CHUNK);
+            pos += piece.byteLength;
+            await channel.send({ type: "chunk", data: piece }, [piece]);
+            const pct = source.size ? Math.floor((100 * (done + pos)) / source.size) : 100;
+            const which = sources.length > 1 ? ` (file ${i + 1} of ${sources.length}: ${input.name})` : "";
+            this.setState("analysing", `Analysing ${source.name}: ${pct}% of ${formatBytes(source.size)}${which}…`);
           }
-          const piece = await source.read(pos, CHUNK);
-          pos += piece.byteLength;
-          await channel.send({ type: "chunk", data: piece }, [piece]);
-          const pct = Math.floor((100 * pos) / source.size);
-          this.setState("analysing", `Analysing ${source.name}: ${pct}% of ${formatBytes(source.size)}…`);
+          done += input.size;
         }
         const reply = await channel.send({ type: "finish", name: source.name });
         this.markdown = reply.markdown;
-        // the report's JSON (kb.diagnosis/1) rides along, inert, for tools and tests
+        // the report's JSON (kb.diagnosis/2) rides along, inert, for tools and tests
         const data = el("script", { type: "application/json", class: "kb-doctor__json" });
         data.textContent = JSON.stringify(reply.report);
         this.result.replaceChildren(renderReport(reply.report, this.compact), data);

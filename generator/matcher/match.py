@@ -155,7 +155,7 @@ class Matcher:
             return []
         evidence = text.strip()[:EVIDENCE_CHARS]
         return [Hit(line, entry, sig_id, evidence, Context(None, ctx.rank, ctx.host, ctx.pci), dict(fields),
-                    text if head else None)
+                    text)  # the time is parsed (from the whole line) only if the hit is kept
                 for entry, sig_id, fields, ctx in known]
 
     def _match_line(self, text: str, line: int, wanted: frozenset[int] | None) -> list[Hit]:

@@ -192,7 +192,7 @@ def merge_tallies(into: Tally, other: Tally, offset: int) -> None:
             continue
         mine.count += f.count
         mine.last_line = f.last_line  # the later inputs' last line (inputs are numbered in reading order)
-        mine.hits.extend(f.hits)  # trimmed to the earliest when ranked
+        mine.hits.extend(f.hits[:max(0, MAX_EVIDENCE - len(mine.hits))])  # as one process keeps the first to arrive
         if mine.gpu_pci is None:
             mine.gpu_pci = f.gpu_pci
         if f.first_failure is not None and _earlier_failure(f.first_failure, mine.first_failure):
@@ -250,7 +250,7 @@ class Ranker:
                 t = clock(h, shift)
                 if t:
                     kinds[t[0]] = kinds.get(t[0], 0) + 1
-        time_kind = max(kinds, key=kinds.get) if kinds else None
+        time_kind = max(kinds, key=lambda k: (kinds[k], k)) if kinds else None
         for f in findings.values():
             f.hits.sort(key=lambda h: _order_key(h, time_kind, shift))
             del f.hits[MAX_EVIDENCE:]

@@ -161,7 +161,7 @@ def _timeline(findings: list[Finding]) -> tuple[list[dict], bool]:
         t = clock(h, shift)
         if t:
             kinds[t[0]] = kinds.get(t[0], 0) + 1
-    main = max(kinds, key=kinds.get) if kinds else None
+    main = max(kinds, key=lambda k: (kinds[k], k)) if kinds else None
     hits.sort(key=lambda fh: _order_key(fh[1], main, shift))
     relative = any(not (clock(h, shift) and clock(h, shift)[0] == main) for _, h in hits)
     return [_event(f, h, shift) for f, h in hits[:MAX_TIMELINE]], relative

@@ -125,7 +125,10 @@ session = None
 
 def start():
     global session
-    session = diagnoser.session()
+    session = diagnoser.session(None)  # inputs follow, each opened by begin()
+
+def begin(name):
+    session.begin(name)
 
 def feed(js_bytes):
     return session.feed(js_bytes.to_bytes())
@@ -201,6 +204,10 @@ self.onmessage = async (event) => {
       case "start":
         call("start");
         self.postMessage({ type: "started" });
+        break;
+      case "begin":
+        call("begin", String(msg.name || "input"));
+        self.postMessage({ type: "begun" });
         break;
       case "chunk": {
         const seen = call("feed", new Uint8Array(msg.data));
