@@ -234,6 +234,51 @@ def analyse_spy(threads: list[SpyThread], hosts: dict[int, str | None]) -> dict 
             "message": f"{count} of {len(stacks)} processes wait in {common}; process {first['pid']}{at} sits {sits}{more}"}
 
 
+# ---- stall reports ---------------------------------------------------------------------------
+# Horovod's stall check lists, per stalled tensor, the ranks that did submit it ("ready ranks")
+# or, in later releases, those that did not ("missing ranks").
+_STALL = re.compile(rb"\[(ready|missing) ranks: ([0-9][0-9, ]{0,8000})\]")
+MAX_STALLS = 4096
+
+
+class StallReader:
+    """Ranks named by stall reports in one input (bounded)."""
+
+    def __init__(self) -> None:
+        self.missing: Counter = Counter()
+        self.reports = 0
+
+    def chunk(self, data: bytes) -> None:
+        if b" ranks: " not in data:
+            return
+        for m in _STALL.finditer(data):
+            if self.reports >= MAX_STALLS:
+                return
+            ranks = {int(r) for r in m.group(2).replace(b" ", b"").split(b",") if r.isdigit()}
+            if not ranks:
+                continue
+            # with only the ready ranks, the missing ones are the gaps below the highest (a missing
+            # highest rank cannot be seen this way)
+            missing = ranks if m.group(1) == b"missing" else set(range(max(ranks) + 1)) - ranks
+            self.reports += 1
+            self.missing.update(missing)
+
+
+def analyse_stalls(readers: list[StallReader]) -> dict | None:
+    missing: Counter = Counter()
+    reports = 0
+    for r in readers:
+        missing.update(r.missing)
+        reports += r.reports
+    if not missing:
+        return None
+    top = max(missing.values())
+    ranks = sorted(r for r, n in missing.items() if n == top)
+    who = "rank" + ("s " if len(ranks) > 1 else " ") + ", ".join(map(str, ranks))
+    return {"ranks": ranks, "reports": reports,
+            "message": f"{who} never submitted the tensors the other ranks wait for ({reports} stall reports)"}
+
+
 def read_json_dump(data: bytes) -> object:
     try:
         return json.loads(data.decode("utf-8"))

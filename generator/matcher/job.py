@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, analyse_spy, analyse_traces, is_pickle,
-                        load_plain_pickle, read_flight_recorder, read_json_dump)
+from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
+                        analyse_traces, is_pickle, load_plain_pickle, read_flight_recorder, read_json_dump)
 from .match import Hit
 from .progress import ProgressTracker
 from .rank import Tally
@@ -78,6 +78,7 @@ class Source:
         self.progress.feed(chunks)
         for chunk in chunks:
             data = chunk.data
+            self.job.stalls.chunk(data)
             if b'"MainThread"' in data or self.spy is not None:
                 if self.spy is None:
                     self.spy = PySpyReader(self.index)
@@ -114,6 +115,7 @@ class Job:
         self.notes: list[str] = []
         self.traces: list = []  # flight recorder state per rank and process group
         self.spies: list[PySpyReader] = []  # py-spy dumps found in the inputs
+        self.stalls = StallReader()  # ranks named by stall reports (Horovod)
         self.json_dumps: dict[int, bytearray] = {}  # .json inputs that may be flight recorder dumps
         self.max_unpacked = max_unpacked
         self.max_members = max_members
@@ -150,7 +152,8 @@ class Job:
             stats.cut_lines += src.stats.cut_lines
         hosts = {src.index: src.info.host for src in self.sources}
         artefacts = {k: v for k, v in (("flight_recorder", analyse_traces(self.traces)),
-                                       ("py_spy", analyse_spy([t for s in self.spies for t in s.threads], hosts))) if v}
+                                       ("py_spy", analyse_spy([t for s in self.spies for t in s.threads], hosts)),
+                                       ("stalls", analyse_stalls([self.stalls]))) if v}
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
                      progress=self.progress.summary(findings), artefacts=artefacts or None)
 

@@ -179,7 +179,7 @@ def _nodes(timeline: list[dict]) -> list[dict]:
 
 
 def _artefact_culprit(artefacts: dict | None) -> dict | None:
-    """Where a hang started by the debug artefacts: flight recorder first, then py-spy."""
+    """Where a hang started by the debug artefacts: flight recorder, stall reports, then py-spy."""
     if not artefacts:
         return None
     fr = artefacts.get("flight_recorder")
@@ -191,6 +191,9 @@ def _artefact_culprit(artefacts: dict | None) -> dict | None:
         if c["sources"]:
             out["source"] = c["sources"][0]
         return out
+    stalls = artefacts.get("stalls")
+    if stalls:
+        return {"entry": "hang", "message": stalls["message"], "rank": stalls["ranks"][0]}
     spy = artefacts.get("py_spy")
     if spy:
         o = spy["outliers"][0]
