@@ -308,15 +308,23 @@ def test_many_files_and_an_archive_give_one_report_like_the_cli(context, server,
     page = ctx.new_page()
     watch.listen(page)
     page.goto(server.url + "/diagnose/")
-    for files in ([str(archive)], [str(node1 / "kern.log"), str(node2 / "train.log")]):
+    job = tmp_path / "job"
+    job.mkdir()
+    node1.rename(job / "node-1")
+    node2.rename(job / "node-2")
+    node1, node2 = job / "node-1", job / "node-2"
+    for files in ([str(archive)], [str(node1 / "kern.log"), str(node2 / "train.log")], str(job)):
         page.evaluate("document.querySelector('.kb-doctor').dataset.state = 'idle'")
-        page.set_input_files(".kb-doctor input[type=file][multiple]", files)
+        if isinstance(files, str):  # a whole folder, through the folder picker
+            page.set_input_files(".kb-doctor input[webkitdirectory]", files)
+        else:
+            page.set_input_files(".kb-doctor input[type=file][multiple]", files)
         page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
         report = json.loads(page.locator(".kb-doctor__json").text_content())
         assert [f["id"] for f in report["findings"]] == [f["id"] for f in cli["findings"]] == ["xid-79", "nccl-watchdog-timeout"]
         assert report["initiating"]["host"] == "node-1" and len(report["sources"]) == 2
         shown = page.locator(".kb-doctor__report").inner_text()
         assert "Failed first: host node-1" in shown
-        if files[0].endswith(".tar.gz"):  # the members' paths name both nodes; chosen files carry their names only
+        if isinstance(files, str) or files[0].endswith(".tar.gz"):  # paths name both nodes; chosen files carry names only
             assert [n["host"] for n in report["nodes"]] == ["node-1", "node-2"] and "What each node saw first" in shown
     assert not watch.foreign and not watch.carried("GPU has fallen off the bus")
