@@ -118,7 +118,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from .diagnose_cli import run_diagnose
 
     return run_diagnose(args.log, args.format, Path(args.rules) if args.rules else None, args.engine,
-                        max_unpacked=args.max_unpacked, jobs=args.jobs)
+                        max_unpacked=args.max_unpacked, jobs=args.jobs, fail_on=args.fail_on, quiet=args.quiet)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -244,8 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
                               "kb diagnose node*/ slurm-1234-*.out logs.tar.gz  (a whole job: one report)")
     p.add_argument("log", nargs="+", help="log files, folders (read recursively), .gz/.zip/.tar(.gz) archives, "
                                           "or - for standard input")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
-                   help="text for people (default), json (schema kb.diagnosis/2), markdown for chats and PRs")
+    p.add_argument("--format", choices=("text", "json", "markdown", "jsonl"), default="text",
+                   help="text for people (default), json (schema kb.diagnosis/2), markdown for chats and PRs, "
+                        "jsonl: one compact JSON report per input file, one per line, for pipelines")
+    p.add_argument("--fail-on", choices=("info", "low", "medium", "high", "critical"), default=None, metavar="SEVERITY",
+                   help="exit 1 when a failure of this severity or worse is found (info, low, medium, high, "
+                        "critical; a hang counts as high): a gate for CI and cron")
+    p.add_argument("--quiet", action="store_true", help="print nothing when nothing is found")
     p.add_argument("--max-unpacked", type=_size, default=None, metavar="SIZE",
                    help="most bytes one compressed input or archive may unpack to (default 16G; e.g. 64G)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",

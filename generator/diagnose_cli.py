@@ -7,6 +7,7 @@ opens the input safely, picks the fastest scanner available and renders the repo
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -103,12 +104,42 @@ def read_into(job: Job, targets: list[str]) -> None:
                 stream.close()
 
 
+SEVERITY_ORDER = ("info", "low", "medium", "high", "critical")
+
+
+def worst_severity(report: dict) -> str | None:
+    """The most severe failure a report names (a hang counts as high), or None when nothing failed."""
+    found = [f["severity"] for f in report["findings"] if f["role"] != "info"]
+    if report["verdict"].startswith("hang: "):
+        found.append("high")
+    return max(found, key=SEVERITY_ORDER.index) if found else None
+
+
+def _gate(reports: list[dict], fail_on: str | None) -> int:
+    if fail_on is None:
+        return 0
+    worst = [w for w in (worst_severity(r) for r in reports) if w]
+    return 1 if any(SEVERITY_ORDER.index(w) >= SEVERITY_ORDER.index(fail_on) for w in worst) else 0
+
+
 def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, engine: str,
-                 max_unpacked: int | None = None, jobs: int | None = None) -> int:
+                 max_unpacked: int | None = None, jobs: int | None = None, fail_on: str | None = None,
+                 quiet: bool = False) -> int:
     if isinstance(targets, str):
         targets = [targets]
     files = expand_inputs(targets)
     rules = ensure_rules(rules_path)
+    if fmt == "jsonl":  # one report per input file, each on its own line
+        diagnoser = make_diagnoser(rules, engine)
+        reports = []
+        for target in files:
+            report = diagnose_inputs(diagnoser, [target], max_unpacked)
+            report["input"]["name"] = "stdin" if target == "-" else target
+            reports.append(report)
+            if not (quiet and worst_severity(report) is None):
+                sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
+                sys.stdout.flush()
+        return _gate(reports, fail_on)
     workers = min(jobs or os.cpu_count() or 1, len(files))
     if workers > 1 and "-" not in files:
         from .diagnose_workers import diagnose_in_workers  # noqa: PLC0415 - only for many inputs
@@ -121,10 +152,11 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
         raise InputError(f"{shown}: the input is empty; nothing to diagnose")
     name = targets[0] if len(targets) == 1 and len(files) == 1 else f"{len(files)} inputs"
     name = "stdin" if name == "-" else name
-    render = {"json": lambda r: to_json(r), "text": lambda r: to_text(r, name),
-              "markdown": lambda r: to_markdown(r, name)}[fmt]
-    sys.stdout.write(render(report))
-    return 0
+    if not (quiet and worst_severity(report) is None):
+        render = {"json": lambda r: to_json(r), "text": lambda r: to_text(r, name),
+                  "markdown": lambda r: to_markdown(r, name)}[fmt]
+        sys.stdout.write(render(report))
+    return _gate([report], fail_on)
 
 
 def run_rules(output: Path) -> int:

@@ -188,3 +188,36 @@ def test_each_log_format_has_a_real_fixture_that_is_named_right(real_diagnoser, 
         report = real_diagnoser.diagnose(fh)
     failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
     assert failures and failures[0] == expected, (what, failures[:3])
+
+
+XID79_LINE = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+
+
+@pytest.mark.parametrize("fail_on, code", [("critical", 1), ("high", 1), (None, 0)])
+def test_fail_on_turns_a_finding_into_exit_1(tmp_path: Path, fail_on: str | None, code: int) -> None:
+    log = tmp_path / "kern.log"
+    log.write_text(XID79_LINE)  # Xid 79 is critical
+    args = ["diagnose", str(log)] + (["--fail-on", fail_on] if fail_on else [])
+    result = run_kb(*args, cwd=ROOT)
+    assert result.code == code and "Xid 79" in result.out
+
+
+def test_quiet_prints_nothing_when_nothing_is_found_and_fail_on_stays_0(tmp_path: Path) -> None:
+    healthy = tmp_path / "ok.log"
+    healthy.write_text("[    0.000000] Linux version 6.8.0\nNVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.90.07\n")
+    result = run_kb("diagnose", str(healthy), "--quiet", "--fail-on", "info", cwd=ROOT)
+    assert result.code == 0 and result.out == ""
+    bad = tmp_path / "bad.log"
+    bad.write_text(XID79_LINE)
+    assert "Xid 79" in run_kb("diagnose", str(bad), "--quiet", cwd=ROOT).out
+
+
+def test_jsonl_writes_one_report_per_input_file(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text(XID79_LINE)
+    (tmp_path / "b.log").write_text("nothing to see\n")
+    result = run_kb("diagnose", str(tmp_path), "--format", "jsonl", "--fail-on", "high", cwd=ROOT)
+    lines = result.out.splitlines()
+    assert result.code == 1 and len(lines) == 2
+    first, second = (json.loads(line) for line in lines)
+    assert first["input"]["name"].endswith("a.log") and first["findings"][0]["id"] == "xid-79"
+    assert second["input"]["name"].endswith("b.log") and second["verdict"] == "no known failure found"
