@@ -118,7 +118,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from .diagnose_cli import run_diagnose
 
     return run_diagnose(args.log, args.format, Path(args.rules) if args.rules else None, args.engine,
-                        max_unpacked=args.max_unpacked, jobs=args.jobs, fail_on=args.fail_on, quiet=args.quiet)
+                        max_unpacked=args.max_unpacked, jobs=args.jobs, fail_on=args.fail_on, quiet=args.quiet,
+                        redact=args.redact)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -251,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 1 when a failure of this severity or worse is found (info, low, medium, high, "
                         "critical; a hang counts as high): a gate for CI and cron")
     p.add_argument("--quiet", action="store_true", help="print nothing when nothing is found")
+    p.add_argument("--redact", action="store_true",
+                   help="replace host names, IP and MAC addresses, user names in paths, e-mails and secrets with "
+                        "stable placeholders in the report, so it can be pasted into a public issue")
     p.add_argument("--max-unpacked", type=_size, default=None, metavar="SIZE",
                    help="most bytes one compressed input or archive may unpack to (default 16G; e.g. 64G)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",

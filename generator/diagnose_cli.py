@@ -19,6 +19,7 @@ from . import config, re2scan
 from .errors import InputError
 from .matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
 from .matcher.job import Job
+from .matcher.redact import Redactor
 
 # The corpus, pydantic and YAML are imported only when the rules must be rebuilt or labels
 # read: a diagnosis with current rules starts in a fraction of the time.
@@ -124,7 +125,7 @@ def _gate(reports: list[dict], fail_on: str | None) -> int:
 
 def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, engine: str,
                  max_unpacked: int | None = None, jobs: int | None = None, fail_on: str | None = None,
-                 quiet: bool = False) -> int:
+                 quiet: bool = False, redact: bool = False) -> int:
     if isinstance(targets, str):
         targets = [targets]
     files = expand_inputs(targets)
@@ -136,6 +137,8 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
             report = diagnose_inputs(diagnoser, [target], max_unpacked)
             report["input"]["name"] = "stdin" if target == "-" else target
             reports.append(report)
+            if redact:
+                report = Redactor().redact_report(report)
             if not (quiet and worst_severity(report) is None):
                 sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
                 sys.stdout.flush()
@@ -152,6 +155,10 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
         raise InputError(f"{shown}: the input is empty; nothing to diagnose")
     name = targets[0] if len(targets) == 1 and len(files) == 1 else f"{len(files)} inputs"
     name = "stdin" if name == "-" else name
+    if redact:
+        redactor = Redactor()
+        report = redactor.redact_report(report)
+        name = redactor.redact_text(name)
     if not (quiet and worst_severity(report) is None):
         render = {"json": lambda r: to_json(r), "text": lambda r: to_text(r, name),
                   "markdown": lambda r: to_markdown(r, name)}[fmt]

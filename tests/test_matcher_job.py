@@ -269,10 +269,12 @@ def test_kb_eval_scores_the_failure_and_the_culprit_on_the_job_fixtures() -> Non
     failed first. The misses listed are known: each needs what the logs alone do not give."""
     result = run_kb("eval", str(MULTI))
     out = result.out
-    assert "top-1: 14/17" in out, out
-    assert "failed first (rank, host or GPU) named right: 12/15" in out, out
+    assert "top-1: 18/24" in out, out
+    assert "failed first (rank, host or GPU) named right: 15/22" in out, out
     # known misses: 006 hand-made py-spy summaries (not py-spy's format), 008 torchfrtrace's text output
-    # (not a dump), 017 a hang of all tensor-parallel ranks whose watchdog line was cut from the excerpt
-    known = {"006", "008", "017"}
+    # (not a dump), 017 a hang of all tensor-parallel ranks whose watchdog line was cut from the excerpt;
+    # 022-024 (collected after the matcher was written, never tuned on) lack their error line in the
+    # excerpt, and two name a class the atlas lacks (process-segfault)
+    known = {"006", "008", "017", "022", "023", "024"}
     missed = {line.split()[1].rstrip(":") for line in out.splitlines() if line.strip().startswith("miss ")}
     assert missed == known, missed

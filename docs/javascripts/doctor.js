@@ -257,9 +257,11 @@
       this.status = el("p", { class: "kb-doctor__status", role: "status", "aria-live": "polite" });
       this.result = el("div", { class: "kb-doctor__result" });
       this.copy = el("button", { type: "button", class: "md-button", text: "Copy as Markdown", hidden: true });
+      this.copyRedacted = el("button", { type: "button", class: "md-button", text: "Copy redacted", hidden: true,
+        title: "Host names, addresses, user names, e-mails and secrets replaced by placeholders, for a public issue" });
       const label = el("label", { for: id, class: "kb-doctor__label",
         text: root.dataset.label || (this.compact ? "Seeing this failure? Paste your log to check it here" : "Paste a log") });
-      const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy);
+      const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy, this.copyRedacted);
       root.append(label, this.textarea, actions);
       if (!this.compact) {
         this.file = el("input", { type: "file", id: `${id}-file`, class: "kb-doctor__file", multiple: true });
@@ -291,7 +293,9 @@
         if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) this.diagnoseText();
       });
       this.cancel.addEventListener("click", () => { this.cancelled = true; });
-      this.copy.addEventListener("click", () => this.copyMarkdown());
+      this.copy.addEventListener("click", () => this.copyMarkdown(this.markdown, "Copied the report as Markdown."));
+      this.copyRedacted.addEventListener("click", () => this.copyMarkdown(this.redacted,
+        "Copied the report with host names, addresses, user names and secrets replaced. Check it before you paste."));
       root.addEventListener("dragover", (event) => { event.preventDefault(); root.classList.add("kb-doctor--drop"); });
       root.addEventListener("dragleave", () => root.classList.remove("kb-doctor--drop"));
       root.addEventListener("drop", (event) => {
@@ -347,6 +351,7 @@
       this.cancelled = false;
       this.go.disabled = true;
       this.copy.hidden = true;
+      this.copyRedacted.hidden = true;
       this.result.replaceChildren();
       try {
         const show = (p) => this.setState("loading", `Preparing the doctor, step ${p.step} of ${p.steps}: ${p.text}…`);
@@ -379,11 +384,13 @@
         }
         const reply = await channel.send({ type: "finish", name: source.name });
         this.markdown = reply.markdown;
+        this.redacted = reply.redacted;
         // the report's JSON (kb.diagnosis/2) rides along, inert, for tools and tests
         const data = el("script", { type: "application/json", class: "kb-doctor__json" });
         data.textContent = JSON.stringify(reply.report);
         this.result.replaceChildren(renderReport(reply.report, this.compact), data);
         this.copy.hidden = false;
+        this.copyRedacted.hidden = false;
         this.setState("done", reply.report.verdict === "no known failure found"
           ? "Done: no known failure found." : `Done: ${reply.report.verdict}.`);
         // the report may sit below the fold: bring its heading into view and give it focus, so a
@@ -410,18 +417,18 @@
       retry.focus();
     }
 
-    async copyMarkdown() {
+    async copyMarkdown(text, done) {
       try {
-        await navigator.clipboard.writeText(this.markdown);
-        this.status.textContent = "Copied the report as Markdown.";
+        await navigator.clipboard.writeText(text);
+        this.status.textContent = done;
       } catch (err) {
         const area = el("textarea", { class: "kb-doctor__copybuffer", readonly: true });
-        area.value = this.markdown;
+        area.value = text;
         this.root.append(area);
         area.select();
         const ok = document.execCommand && document.execCommand("copy");
         area.remove();
-        this.status.textContent = ok ? "Copied the report as Markdown." : "Copy failed: select the report and copy it by hand.";
+        this.status.textContent = ok ? done : "Copy failed: select the report and copy it by hand.";
       }
     }
   }

@@ -100,6 +100,7 @@ const GLUE = `
 import json
 from pyodide.ffi import to_js
 from kbmatch import Diagnoser, check_rules, to_json, to_markdown
+from kbmatch.redact import Redactor
 
 
 class JsScanner:
@@ -137,7 +138,9 @@ def finish(name):
     global session
     report = session.finish()
     session = None
-    return to_json(report), to_markdown(report, name)
+    redactor = Redactor()
+    shared = to_markdown(redactor.redact_report(report), redactor.redact_text(name))
+    return to_json(report), to_markdown(report, name), shared
 
 def cancel():
     global session
@@ -216,9 +219,9 @@ self.onmessage = async (event) => {
       }
       case "finish": {
         const result = call("finish", msg.name || "input");
-        const [json, markdown] = result.toJs();
+        const [json, markdown, redacted] = result.toJs();
         result.destroy();
-        self.postMessage({ type: "report", report: JSON.parse(json), markdown });
+        self.postMessage({ type: "report", report: JSON.parse(json), markdown, redacted });
         break;
       }
       case "cancel":
