@@ -328,3 +328,22 @@ def test_many_files_and_an_archive_give_one_report_like_the_cli(context, server,
         if isinstance(files, str) or files[0].endswith(".tar.gz"):  # paths name both nodes; chosen files carry names only
             assert [n["host"] for n in report["nodes"]] == ["node-1", "node-2"] and "What each node saw first" in shown
     assert not watch.foreign and not watch.carried("GPU has fallen off the bus")
+
+
+def test_copy_redacted_gives_a_report_without_hosts_or_users(context, server) -> None:
+    ctx, _ = context
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.locator(".kb-doctor textarea").fill(
+        "Nov  5 01:15:00 dgx-a100-042 kernel: [ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen "
+        "off the bus.\n/home/jdoe/run.sh failed on 10.20.30.40\n")
+    page.locator(".kb-doctor button", has_text="Diagnose").click()
+    page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+    page.locator(".kb-doctor button", has_text="Copy redacted").click()
+    page.wait_for_function("() => document.querySelector('.kb-doctor__status').textContent.includes('replaced')")
+    shared = page.evaluate("navigator.clipboard.readText()")
+    assert "Xid 79" in shared and "host-1" in shared
+    assert "dgx-a100-042" not in shared and "jdoe" not in shared and "10.20.30.40" not in shared
+    page.locator(".kb-doctor button", has_text="Copy as Markdown").click()
+    assert "dgx-a100-042" in page.evaluate("navigator.clipboard.readText()")
