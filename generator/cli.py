@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="GPU Failure Atlas: validate the corpus, generate the site's pages, diagnose logs.",
         epilog="Example: kb validate kb/entries",
     )
-    parser.add_argument("--version", action="version", version=f"kb {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and the corpus it diagnoses with, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("validate", help="check every entry and report all problems",
@@ -280,11 +280,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """`kb --version`: the package version and the corpus hash of the rules `kb diagnose` would use."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        from .diagnose_cli import ensure_rules  # noqa: PLC0415
+
+        try:
+            rules = ensure_rules(None)
+            corpus = f"corpus {rules['hash'][:19]}, {len(rules['entries'])} entries, {len(rules['signatures'])} signatures"
+        except KbError as exc:
+            corpus = f"no corpus ({exc})"
+        print(f"kb {__version__} ({corpus})")
+        parser.exit(0)
+
+
+# commands that read or write the YAML corpus: they need a checkout of the repository
+AUTHORING = ("validate", "schema", "build", "new", "fmt", "docs", "rules")
+
+
+def _has_corpus(args: argparse.Namespace) -> bool:
+    """Whether an authoring command has entries to work on: the folder or files it was given, else kb/entries."""
+    if getattr(args, "paths", None):
+        return True
+    return Path(getattr(args, "root", None) or "kb/entries").is_dir()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
+        return 2
+    if args.command in AUTHORING and not _has_corpus(args):
+        print(f"kb {args.command}: works in a checkout of the atlas (no kb/entries here); clone the repository and run "
+              "it there. An installed kb can diagnose (kb diagnose) and evaluate (kb eval) from anywhere.", file=sys.stderr)
         return 2
     try:
         return int(args.func(args))

@@ -28,12 +28,23 @@ DEFAULT_RULES = Path("build/rules.json")
 ENTRIES = Path("kb/entries")
 
 
+def packaged_rules() -> Path | None:
+    """The rules compiled into an installed package (setup.py writes them at build time), if any."""
+    path = Path(__file__).with_name("data") / "rules.json"
+    return path if path.is_file() else None
+
+
 def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
-    """The rules to use: the given file, or build/rules.json rebuilt when the corpus changed."""
+    """The rules to use: the given file; in a checkout, build/rules.json rebuilt when the corpus
+    changed; elsewhere, the rules compiled into the installed package."""
     if rules_path is not None:
         return load_rules(rules_path)
     if not entries.is_dir():
-        raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json")
+        packaged = packaged_rules()
+        if packaged is not None:
+            return load_rules(packaged)
+        raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json, run from a "
+                         "checkout of the atlas, or install it (pip install .) so the rules come with it")
     newest = max((p.stat().st_mtime for p in entries.rglob("*.yaml")), default=0.0)
     code = Path(__file__).with_name("export.py").stat().st_mtime
     if not DEFAULT_RULES.exists() or DEFAULT_RULES.stat().st_mtime < max(newest, code):
