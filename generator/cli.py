@@ -300,10 +300,11 @@ AUTHORING = ("validate", "schema", "build", "new", "fmt", "docs", "rules")
 
 
 def _has_corpus(args: argparse.Namespace) -> bool:
-    """Whether an authoring command has entries to work on: the folder or files it was given, else kb/entries."""
-    if getattr(args, "paths", None):
+    """Whether an authoring command may run: it was given a folder or files of its own (which it
+    checks itself), or kb/entries is here."""
+    if getattr(args, "paths", None) or getattr(args, "root", "kb/entries") not in (None, "kb/entries"):
         return True
-    return Path(getattr(args, "root", None) or "kb/entries").is_dir()
+    return Path("kb/entries").is_dir()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,7 @@ def _work(args: tuple) -> tuple:
             sources = [(s.info, s.stats) for s in job.sources]
             job.tally.entries = job.tally.xid_entries = None  # the parent has them; not sent back
             spies = [t for spy in job.spies for t in spy.threads]
-            parts.append((pos, job.tally, job.progress, sources, job.notes, job.traces, spies, job.stalls))
+            parts.append((pos, job.tally, job.progress, sources, job.notes, job.traces, spies, job.stalls, job.boots))
         return ("ok", parts)
     except KbError as exc:
         return ("error", str(exc))
@@ -83,7 +83,8 @@ def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int
     offset = 0
     spies = PySpyReader(-1)  # the processes of every input's py-spy dumps, renumbered
     job.spies.append(spies)
-    for _pos, tally, progress, sources, notes, traces, threads, stalls in parts:
+    for _pos, tally, progress, sources, notes, traces, threads, stalls, boots in parts:
+        job.boots.update({offset + i: b for i, b in boots.items()})
         job.stalls.missing.update(stalls.missing)
         job.stalls.reports += stalls.reports
         tally: Tally

@@ -347,3 +347,23 @@ def test_copy_redacted_gives_a_report_without_hosts_or_users(context, server) ->
     assert "dgx-a100-042" not in shared and "jdoe" not in shared and "10.20.30.40" not in shared
     page.locator(".kb-doctor button", has_text="Copy as Markdown").click()
     assert "dgx-a100-042" in page.evaluate("navigator.clipboard.readText()")
+
+
+def test_dropped_files_give_one_report(context, server) -> None:
+    """Files dropped on the box (the browser's drop event with a DataTransfer of two files)."""
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.wait_for_selector(".kb-doctor textarea")
+    page.evaluate("""() => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(["Nov  5 01:15:00 node-1 kernel: [ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\\n"], "node-1-kern.log"));
+        dt.items.add(new File(["[rank3]:[E1105 01:26:08.071329 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\\n"], "node-2-train.log"));
+        const box = document.querySelector(".kb-doctor");
+        box.dispatchEvent(new DragEvent("dragover", { dataTransfer: dt, bubbles: true, cancelable: true }));
+        box.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }""")
+    page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+    report = json.loads(page.locator(".kb-doctor__json").text_content())
+    assert [s["name"] for s in report["sources"]] == ["node-1-kern.log", "node-2-train.log"]
+    assert report["findings"][0]["id"] == "xid-79" and report["initiating"]["host"] == "node-1"

@@ -269,8 +269,8 @@ def test_kb_eval_scores_the_failure_and_the_culprit_on_the_job_fixtures() -> Non
     failed first. The misses listed are known: each needs what the logs alone do not give."""
     result = run_kb("eval", str(MULTI))
     out = result.out
-    assert "top-1: 18/24" in out, out
-    assert "failed first (rank, host or GPU) named right: 15/22" in out, out
+    assert "top-1: 20/26" in out, out
+    assert "failed first (rank, host or GPU) named right: 16/24" in out, out
     # known misses: 006 hand-made py-spy summaries (not py-spy's format), 008 torchfrtrace's text output
     # (not a dump), 017 a hang of all tensor-parallel ranks whose watchdog line was cut from the excerpt;
     # 022-024 (collected after the matcher was written, never tuned on) lack their error line in the
@@ -278,3 +278,23 @@ def test_kb_eval_scores_the_failure_and_the_culprit_on_the_job_fixtures() -> Non
     known = {"006", "008", "017", "022", "023", "024"}
     missed = {line.split()[1].rstrip(":") for line in out.splitlines() if line.strip().startswith("miss ")}
     assert missed == known, missed
+
+
+def test_dmesg_uptime_joins_the_timeline_when_the_file_reveals_its_boot_time(tmp_path: Path) -> None:
+    """node-1's kern.log shows clock and uptime on one line: its uptime-only lines are placed in time;
+    node-2's bare dmesg stays ordered within its own file, and the report says so."""
+    node1 = tmp_path / "node-1"
+    node1.mkdir()
+    (node1 / "kern.log").write_text(
+        "2024-05-01T10:00:00 node-1 kernel: [ 100.000000] usb 1-1: new high-speed USB device\n"
+        "[ 700.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n")  # 10:10:00
+    (tmp_path / "node-2.log").write_text(
+        "2024-05-01 10:05:00,000 [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1").out)
+    times = {e["finding"]: e.get("time") for e in report["timeline"]}
+    assert times["xid-79"] == "2024-05-01T10:10:00Z"
+    assert [e["finding"] for e in report["timeline"]] == ["cuda-out-of-memory", "xid-79"]
+    (tmp_path / "node-3.log").write_text("[ 5.0] NVRM: Xid (PCI:0000:5e:00): 48, pid=2, name=python, An uncorrectable "
+                                         "double bit error\n")
+    again = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1").out)
+    assert again["timeline_relative"] is True and not report["timeline_relative"]

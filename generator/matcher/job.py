@@ -18,6 +18,7 @@ from typing import Iterable
 from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
                         analyse_traces, is_pickle, load_plain_pickle, read_flight_recorder, read_json_dump)
 from .match import Hit
+from .parse import parse_boot
 from .progress import ProgressTracker
 from .rank import Tally
 from .read import ChunkReader, InputStats
@@ -66,6 +67,18 @@ class Source:
         if self.info.name.endswith(".json") and self.stats.bytes <= MAX_DUMP_BYTES and self.job.json_dumps.get(self.index):
             self._flight_recorder(lambda: read_json_dump(bytes(self.job.json_dumps.pop(self.index))))
 
+    def _learn_boot(self, data: bytes) -> None:
+        """The boot time from the first line that shows a clock time and the kernel's uptime together."""
+        pos = data.find(b"kernel: [")
+        while pos >= 0:
+            start = data.rfind(b"\n", 0, pos) + 1
+            end = data.find(b"\n", pos)
+            boot = parse_boot(data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace"))
+            if boot:
+                self.job.boots[self.index] = boot
+                return
+            pos = data.find(b"kernel: [", pos + 9)
+
     def _flight_recorder(self, load) -> None:  # noqa: ANN001
         try:
             self.job.traces.extend(read_flight_recorder(load(), self.index, self.info.rank))
@@ -79,6 +92,8 @@ class Source:
         for chunk in chunks:
             data = chunk.data
             self.job.stalls.chunk(data)
+            if self.index not in self.job.boots and b"kernel: [" in data:
+                self._learn_boot(data)
             if b'"MainThread"' in data or self.spy is not None:
                 if self.spy is None:
                     self.spy = PySpyReader(self.index)
@@ -117,6 +132,7 @@ class Job:
         self.spies: list[PySpyReader] = []  # py-spy dumps found in the inputs
         self.stalls = StallReader()  # ranks named by stall reports (Horovod)
         self.json_dumps: dict[int, bytearray] = {}  # .json inputs that may be flight recorder dumps
+        self.boots: dict[int, tuple[str, float]] = {}  # per input, the boot time its lines reveal
         self.max_unpacked = max_unpacked
         self.max_members = max_members
 
@@ -144,6 +160,7 @@ class Job:
     def finish(self) -> dict:
         for src in self.sources:
             src.close()
+        place_on_clock(self.tally, self.boots)
         findings = self.diagnoser.ranker.rank(self.tally)
         stats = InputStats()
         for src in self.sources:
@@ -156,6 +173,22 @@ class Job:
                                        ("stalls", analyse_stalls([self.stalls]))) if v}
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
                      progress=self.progress.summary(findings), artefacts=artefacts or None)
+
+
+def place_on_clock(tally: Tally, boots: dict[int, tuple[str, float]]) -> None:
+    """Uptime stamps of an input whose lines reveal its boot time become clock times, so dmesg
+    lines take their place on the job's timeline (without a boot time they stay per input)."""
+    if not boots:
+        return
+    for f in tally.findings.values():
+        for h in [*f.hits, *(p[3] for p in f.places.values()), f.first_failure]:
+            if h is None or h.source not in boots:
+                continue
+            h.settle()
+            t = h.context.time
+            if t and t[0] == "uptime":
+                kind, boot = boots[h.source]
+                h.context.time = (kind, boot + t[1])
 
 
 class ArchiveFeed:

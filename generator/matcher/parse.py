@@ -102,6 +102,21 @@ def parse_time(line: str) -> tuple[str, float] | None:
     return None
 
 
+_UPTIME_INSIDE = re.compile(r"\bkernel: \[\s*(\d+\.\d+)\]")
+
+
+def parse_boot(line: str) -> tuple[str, float] | None:
+    """The boot time a line reveals when it carries both a clock time and the kernel's uptime
+    (kern.log: ``Nov  5 01:15:00 node1 kernel: [ 1234.5] ...``), as ``(clock kind, seconds)``."""
+    m = _UPTIME_INSIDE.search(line)
+    if not m:
+        return None
+    t = parse_time(line)
+    if not t or t[0] == "uptime":
+        return None
+    return (t[0], t[1] - float(m.group(1)))
+
+
 def _noyear(month: int, day: int, hh: int, mm: int, ss: int) -> float:
     month = min(max(month, 1), 12)
     day = min(max(day, 1), 28 if month == 2 else 30)
