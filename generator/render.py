@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from . import atomic, config, datasets, search_index
+from . import atomic, config, datasets, fleet_exports, search_index
 from .corpus import Corpus
 from .errors import relative_path
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
@@ -124,6 +124,7 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
         severities=[s for s in SEVERITIES if any(r["severity"] == s for r in rows)],
     )
     out.update({f"data/{name}": text for name, text in datasets.files(corpus).items()})
+    out.update({f"data/{name}": text for name, text in fleet_exports.files(corpus, fleet_exports.site_address()).items()})
     out["index.md"] = env.get_template("home.md.j2").render(
         total=len(corpus.entries),
         categories=[(c, CATEGORY_TITLES[c], counts.get(c, 0)) for c in CATEGORIES if counts.get(c)],

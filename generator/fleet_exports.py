@@ -1,0 +1,162 @@
+"""Exports for the systems fleets already run: node-problem-detector and the Loki ruler.
+
+Both are generated from the corpus on every build (into /data/, next to the other datasets)
+so nobody copies a regex by hand:
+
+- ``npd-gpu-monitor.json``: a node-problem-detector system-log-monitor configuration for the
+  kernel log (kmsg plugin): one rule per Xid code, one per SXid severity, and one per
+  kernel-side signature. What NVIDIA says needs no action is a temporary event; what needs
+  the GPU reset (``RESET_GPU``) sets the condition ``GPUNeedsReset``, what needs the node
+  restarted (``RESTART_BM``, ``RESTART_VM``) ``NodeNeedsReboot``, and what needs a person
+  (``CONTACT_SUPPORT``, ``CHECK_MECHANICALS``, NVIDIA's workflows, a critical kernel-side
+  failure) ``GPUNeedsAttention``. NPD matches a rule's pattern through the end of the message
+  (it appends ``\\z``), so each exported pattern is the atlas's own, unanchored, then ``.*``.
+- ``loki-gpu-rules.yaml``: Prometheus alerting rules for the Loki ruler, one per entry with
+  signatures (and per Xid code), ``count_over_time`` of matching lines over five minutes, per
+  host, on the kernel stream for kernel-side rules and on the job stream for the others;
+  labels ``severity`` and ``atlas_entry``, the entry's page in the annotations.
+
+Both systems use RE2: every pattern is exported only if RE2 can run it (checked at build time
+when the ``re2`` module is installed, and by the tests always).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from . import __version__
+from .corpus import Corpus
+from .export import compile_rules
+from .model import Entry
+
+LOKI_FORMAT = "kb.loki/1"
+# where the annotations point: the site's address (mkdocs.yml's site_url default; KB_SITE_URL overrides both)
+PUBLIC_SITE = "https://gpu-failure-atlas.github.io/gpu-failure-atlas/"
+
+
+def site_address() -> str:
+    url = os.environ.get("KB_SITE_URL") or PUBLIC_SITE
+    return url if url.endswith("/") else url + "/"
+KERNEL_STREAM = '{job=~"kernel|syslog|journal"}'
+JOB_STREAM = '{job=~"training|jobs|pods"}'
+# kernel-side: lines the kernel prints (what kmsg carries)
+_KERNEL_MARKS = ("NVRM", "nvidia-nvswitch", "nvidia ", "pcieport", "EDAC", "mce:", "mlx5_core", "Hardware Error", "AER:",
+                 "blocked for more than", "soft lockup", "Out of memory: Killed", "nvidia_uvm", "nvidia-modeset", "xid")
+_KERNEL_CATEGORIES = ("xid", "hardware", "fabric")
+CONDITIONS = (
+    ("GPUNeedsReset", "GPUHasNoResetPending", "no GPU on this node needs a reset"),
+    ("NodeNeedsReboot", "NodeHasNoRebootPending", "no GPU on this node needs the node rebooted"),
+    ("GPUNeedsAttention", "GPUHasNoHardwareFault", "no GPU on this node reported a fault that needs a person"),
+)
+_ACTION_CONDITION = {"RESET_GPU": "GPUNeedsReset", "RESTART_BM": "NodeNeedsReboot", "RESTART_VM": "NodeNeedsReboot",
+                     "CONTACT_SUPPORT": "GPUNeedsAttention", "CHECK_MECHANICALS": "GPUNeedsAttention"}
+
+
+def _camel(entry_id: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", entry_id) if part)
+
+
+def _condition(e: Entry) -> str | None:
+    """The node condition an entry's failure sets, following NVIDIA's immediate action for Xid codes."""
+    if e.xid:
+        action = (e.xid.immediate_action or "").split(" ")[0]
+        if action.startswith("WORKFLOW_"):
+            return "GPUNeedsAttention"
+        return _ACTION_CONDITION.get(action)
+    return "GPUNeedsAttention" if e.severity == "critical" else None
+
+
+def is_kernel_side(e: Entry, pattern: str) -> bool:
+    return e.category in _KERNEL_CATEGORIES or any(mark in pattern for mark in _KERNEL_MARKS)
+
+
+def npd_pattern(pattern: str) -> str:
+    """An atlas pattern as NPD runs it: NPD anchors at the end of the message, the atlas searches anywhere."""
+    body = pattern[4:] if pattern.startswith("(?i)") else pattern
+    flags = "(?i)" if pattern.startswith("(?i)") else ""
+    return f"{flags}(?:{body}).*"
+
+
+def xid_pattern(code: int) -> str:
+    return rf"NVRM: Xid \((?:PCI:)?[0-9a-fA-F:.]+\): {code}(?:,|\s*$)"
+
+
+def _rules(corpus: Corpus) -> list[tuple[Entry, str, str, bool]]:
+    """(entry, rule name, pattern, kernel side) for every exported rule."""
+    out = []
+    for e in corpus.entries:
+        if e.xid:
+            out.append((e, f"Xid{e.xid.code}", xid_pattern(e.xid.code), True))
+    sxid = {"nvswitch-sxid-fatal": r"nvidia-nvswitch\d+: SXid \((?:PCI:)?[0-9a-fA-F:.]+\): \d+, Fatal",
+            "nvswitch-sxid-nonfatal": r"nvidia-nvswitch\d+: SXid \((?:PCI:)?[0-9a-fA-F:.]+\): \d+, Non-fatal"}
+    for eid, pattern in sxid.items():
+        if eid in corpus.by_id:
+            out.append((corpus.by_id[eid], _camel(eid), pattern, True))
+    for e in corpus.entries:
+        for sig in e.signatures:
+            out.append((e, f"{_camel(e.id)}{_camel(sig.id)}", sig.pattern, is_kernel_side(e, sig.pattern)))
+    return out
+
+
+def npd_config(corpus: Corpus, site_url: str) -> dict:
+    rules = []
+    for e, name, pattern, kernel in _rules(corpus):
+        if not kernel:
+            continue
+        condition = _condition(e)
+        rule = {"type": "permanent" if condition else "temporary", "reason": name[:128],
+                "pattern": npd_pattern(pattern) if not name.startswith("Xid") else pattern + ".*"}
+        if condition:
+            rule["condition"] = condition
+        rules.append(rule)
+    return {
+        "plugin": "kmsg",
+        "logPath": "/dev/kmsg",
+        "lookback": "5m",
+        "bufferSize": 10,
+        "source": "gpu-failure-atlas",
+        "conditions": [{"type": t, "reason": r, "message": m} for t, r, m in CONDITIONS],
+        "rules": rules,
+    }
+
+
+def _logql_regex(pattern: str) -> str:
+    """A pattern as a LogQL string: backquoted (raw) unless it holds a backquote."""
+    if "`" not in pattern:
+        return f"`{pattern}`"
+    return json.dumps(pattern)
+
+
+def loki_rules(corpus: Corpus, site_url: str) -> dict:
+    groups: dict[str, list] = {"kernel": [], "jobs": []}
+    seen: set[str] = set()
+    for e, name, pattern, kernel in _rules(corpus):
+        alert = f"Gpu{name}"[:200]
+        if alert in seen:
+            continue
+        seen.add(alert)
+        stream = KERNEL_STREAM if kernel else JOB_STREAM
+        severity = e.severity if e.severity != "info" else "info"
+        groups["kernel" if kernel else "jobs"].append({
+            "alert": alert,
+            "expr": f"sum by (host) (count_over_time({stream} |~ {_logql_regex(pattern)} [5m])) > 0",
+            "labels": {"severity": severity, "atlas_entry": e.id},
+            "annotations": {"summary": e.title[:300], "description": " ".join(e.summary.split())[:500],
+                            "atlas_url": f"{site_url}entries/{e.id}/"},
+        })
+    return {"groups": [{"name": f"gpu-failure-atlas-{key}", "interval": "1m", "rules": rules}
+                       for key, rules in groups.items()]}
+
+
+def files(corpus: Corpus, site_url: str) -> dict[str, str]:
+    """The export files: name -> text. Each says the atlas version and corpus hash it comes from."""
+    rules_hash = compile_rules(corpus)["hash"]
+    npd = npd_config(corpus, site_url)
+    head = (f"# GPU Failure Atlas {__version__}: alerting rules for the Loki ruler ({LOKI_FORMAT}), corpus {rules_hash}.\n"
+            f"# Adapt the stream selectors ({KERNEL_STREAM} for kernel logs, {JOB_STREAM} for job logs) to your labels.\n")
+    import yaml  # noqa: PLC0415 - the build has it; the matcher does not need it
+
+    loki = head + yaml.safe_dump(loki_rules(corpus, site_url), sort_keys=False, allow_unicode=True, width=1000)
+    return {"npd-gpu-monitor.json": json.dumps(npd, indent=1, ensure_ascii=False) + "\n", "loki-gpu-rules.yaml": loki}
