@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default="build/rules.json", help="where to write it (default: build/rules.json)")
     p.set_defaults(func=cmd_rules)
 
-    engines = ("auto", "python", "re2")
+    engines = ("auto", "python", "re2", "hyperscan")
     p = sub.add_parser("diagnose", help="name the root cause in a log, then the collateral",
                        description="Read a log (any size, any bytes) and report which failures it shows, the "
                                    "root cause first, with where it happened, evidence lines and first steps. "
@@ -261,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes for many inputs (default: one per core, at most the number of inputs)")
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
     p.add_argument("--engine", choices=engines, default="auto",
-                   help="prefilter engine: re2 (needs google-re2), python, or auto (re2 when installed)")
+                   help="prefilter engine: hyperscan (needs the hyperscan package), re2 (needs google-re2), python, "
+                        "or auto (RE2, else Hyperscan, else python)")
     p.set_defaults(func=cmd_diagnose)
 
     p = sub.add_parser("eval", help="score the diagnosis on a folder of labelled logs",

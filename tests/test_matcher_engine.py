@@ -130,6 +130,24 @@ def test_re2_and_python_scanners_agree_on_every_real_log() -> None:
         assert a == b
 
 
+def test_hyperscan_and_python_scanners_agree_on_every_real_log() -> None:
+    """The Hyperscan prefilter must never change a diagnosis either: every real fixture, field log
+    and job log gives the same report as the pure-Python scanner."""
+    hsscan = pytest.importorskip("generator.hsscan")
+    if not hsscan.available():
+        pytest.skip("hyperscan is not installed")
+    from generator.diagnose_cli import ensure_rules
+
+    real = ensure_rules(None, ROOT / "kb" / "entries")
+    python, fast = Diagnoser(real), Diagnoser(real, scanner_factory=hsscan.HyperscanScanner.for_matcher)
+    fixtures = ROOT / "tests" / "fixtures"
+    logs = sorted((fixtures / "logs" / "cases").glob("*.log")) + sorted((fixtures / "field" / "dev" / "cases").glob("*.log"))
+    logs += sorted((fixtures / "multi").glob("*/original.log"))
+    tricky = b"  5%|#  |\r  exitcode  : -9 (pid: 14750)\r 6%|## |\nRuntimeError: CUDA error: an illegal memory access was encountered\r\n"
+    for data in [p.read_bytes() for p in logs] + [tricky]:
+        assert python.diagnose(io.BytesIO(data)) == fast.diagnose(io.BytesIO(data))
+
+
 def test_a_failure_logged_later_on_the_same_clock_is_not_the_cause(rules: dict) -> None:
     # cuda-oom can cause the watchdog timeout, but here it comes 2,000 s after it on the same clock
     text = ("[ 100.000000] [Rank 1] Watchdog caught collective operation timeout\n"
