@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from noise import write_log  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 
+from generator import hsscan  # noqa: E402
 from generator.corpus import load_corpus  # noqa: E402
 
 _CLASS_ESCAPES = {"d": "0-9", "s": "[:space:]", "w": "[:alnum:]_"}
@@ -126,6 +127,7 @@ def main() -> int:
     commands = {
         "grep -E -c -f patterns.ere": (["grep", "-E", "-c", "-f", str(ere_file), str(big)], env_c),
         "kb diagnose --engine re2": (kb + ["--engine", "re2", str(big)], None),
+        **({"kb diagnose --engine hyperscan": (kb + ["--engine", "hyperscan", str(big)], None)} if hsscan.available() else {}),
         "kb diagnose --engine python": (kb + ["--engine", "python", str(big)], None),
     }
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
