@@ -298,3 +298,20 @@ def test_dmesg_uptime_joins_the_timeline_when_the_file_reveals_its_boot_time(tmp
                                          "double bit error\n")
     again = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1").out)
     assert again["timeline_relative"] is True and not report["timeline_relative"]
+
+
+def test_watchdogs_that_disagree_on_a_collective_name_the_odd_rank(tmp_path: Path) -> None:
+    line = ("[rank{r}]:[E918 19:29:25.950601628 ProcessGroupNCCL.cpp:689] [Rank {r}] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=7219, OpType={op}, NumelIn={n}, NumelOut={n}, Timeout(ms)=3000000) ran for 3000074 "
+            "milliseconds before timing out.\n")
+    for r in range(4):
+        (tmp_path / f"rank{r}.log").write_text(line.format(r=r, op="BROADCAST", n=24084544 if r == 2 else 64))
+    report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json").out)
+    assert report["artefacts"]["watchdogs"]["ranks"] == [2]
+    assert report["initiating"]["rank"] == 2 and "rank 2 is the odd one" in report["verdict"]
+    # the real case (ms-swift #10183): two ranks disagree, no majority: both sides are named, no culprit
+    real = json.loads(run_kb("diagnose", *[str(p) for p in sorted((MULTI / "013").glob("rank*.log"))], "--format", "json").out)
+    found = real["artefacts"]["watchdogs"]
+    assert found["ranks"] == [] and "rank 2: BROADCAST of 24084544 elements" in found["message"]
+    text = run_kb("diagnose", *[str(p) for p in sorted((MULTI / "013").glob("rank*.log"))]).out
+    assert "Also (watchdogs): the watchdogs disagree on collective 7219" in text

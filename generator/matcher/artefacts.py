@@ -279,6 +279,39 @@ def analyse_stalls(readers: list[StallReader]) -> dict | None:
             "message": f"{who} never submitted the tensors the other ranks wait for ({reports} stall reports)"}
 
 
+# ---- watchdog lines -------------------------------------------------------------------------
+_WORK = re.compile(r"WorkNCCL\(SeqNum=(\d+), OpType=(\w+), NumelIn=(\d+), NumelOut=(\d+)")
+
+
+def analyse_watchdogs(findings: list) -> dict | None:  # noqa: ANN001 - rank.Finding
+    """Ranks whose watchdog timed out on the same collective number with a different operation or
+    size: a collective mismatch (a rank called broadcast where the others called all_reduce, or
+    with another tensor size). A single odd rank is the culprit; a tie names every side."""
+    seen: dict[int, tuple[int, str, int, int]] = {}
+    for f in findings:
+        if f.id != "nccl-watchdog-timeout":
+            continue
+        for h in [*f.hits, *(p[3] for p in f.places.values())]:
+            m = _WORK.search(h.text)
+            if m and h.context.rank is not None and h.context.rank not in seen:
+                seen[h.context.rank] = (int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)))
+    by_seq: dict[int, dict[tuple, list[int]]] = {}
+    for rank, (seq, op, n_in, n_out) in seen.items():
+        by_seq.setdefault(seq, {}).setdefault((op, n_in, n_out), []).append(rank)
+    for seq, kinds in sorted(by_seq.items()):
+        if len(kinds) < 2:
+            continue
+        groups = sorted(kinds.items(), key=lambda kv: (len(kv[1]), kv[0]))
+        sizes = [len(ranks) for _, ranks in groups]
+        odd = groups[0][1] if sizes[0] < sizes[1] else []
+        sides = "; ".join(f"rank{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(r)))}: {op} of {n_in} elements"
+                          for (op, n_in, _), r in groups)
+        return {"seq": seq, "ranks": sorted(odd),
+                "message": f"the watchdogs disagree on collective {seq} ({sides})"
+                           + (f"; rank {sorted(odd)[0]} is the odd one" if len(odd) == 1 else "")}
+    return None
+
+
 def read_json_dump(data: bytes) -> object:
     try:
         return json.loads(data.decode("utf-8"))

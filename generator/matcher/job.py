@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
-                        analyse_traces, is_pickle, load_plain_pickle, read_flight_recorder, read_json_dump)
+                        analyse_traces, analyse_watchdogs, is_pickle, load_plain_pickle, read_flight_recorder,
+                        read_json_dump)
 from .match import Hit
 from .parse import parse_boot
 from .progress import ProgressTracker
@@ -162,6 +163,7 @@ class Job:
             src.close()
         place_on_clock(self.tally, self.boots)
         findings = self.diagnoser.ranker.rank(self.tally)
+        watchdogs = analyse_watchdogs(findings)
         stats = InputStats()
         for src in self.sources:
             stats.lines += src.stats.lines
@@ -170,7 +172,8 @@ class Job:
         hosts = {src.index: src.info.host for src in self.sources}
         artefacts = {k: v for k, v in (("flight_recorder", analyse_traces(self.traces)),
                                        ("py_spy", analyse_spy([t for s in self.spies for t in s.threads], hosts)),
-                                       ("stalls", analyse_stalls([self.stalls]))) if v}
+                                       ("stalls", analyse_stalls([self.stalls])),
+                                       ("watchdogs", watchdogs)) if v}
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
                      progress=self.progress.summary(findings), artefacts=artefacts or None)
 

@@ -191,6 +191,9 @@ def _artefact_culprit(artefacts: dict | None) -> dict | None:
         if c["sources"]:
             out["source"] = c["sources"][0]
         return out
+    watchdogs = artefacts.get("watchdogs")
+    if watchdogs and len(watchdogs["ranks"]) == 1:
+        return {"entry": "hang", "message": watchdogs["message"], "rank": watchdogs["ranks"][0]}
     stalls = artefacts.get("stalls")
     if stalls:
         return {"entry": "hang", "message": stalls["message"], "rank": stalls["ranks"][0]}
@@ -406,6 +409,9 @@ def to_text(report: dict, name: str = "input") -> str:
         lines.extend(f"  {n}" for n in nodes)
     if progress and not progress.get("hang"):
         lines.append(f"Progress: {progress['message']}")
+    for kind, found in (report.get("artefacts") or {}).items():
+        if not report["verdict"].endswith(found["message"]):
+            lines.append(f"Also ({kind.replace('_', ' ')}): {found['message']}")
     if report.get("recovery_action"):
         lines.append(f"NVIDIA's recovery action for this GPU (Xid 154): {report['recovery_action']}")
     titles = {f["id"]: f["title"] for f in findings}
