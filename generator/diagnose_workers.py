@@ -91,6 +91,7 @@ def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int
         progress: ProgressTracker
         merge_tallies(job.tally, tally, offset)
         job.progress.merge(progress, offset)
+        job.progress.latest = max(job.progress.latest, progress.latest)
         for trace in traces:
             trace.source += offset
         job.traces.extend(traces)

@@ -126,7 +126,7 @@ def test_a_bomb_in_a_folder_of_logs_is_a_note_and_the_rest_is_diagnosed(tmp_path
     ("slurm-12345-3.out", None, 3), ("logs/rank-3.log", None, 3), ("rank12.txt", None, 12),
     ("run/attempt_0/5/stderr.log", None, 5), ("node-12/kern.log", "node-12", None), ("gpu-node-3/dmesg.txt", "gpu-node-3", None),
     ("job.tar.gz!dgx04/kern.log.2.gz", "dgx04", None), ("pods/llama-worker-2.log", "llama-worker-2", None),
-    ("a100-07.log", "a100-07", None), ("host=h100-17/train.log", "h100-17", None), ("node-3/rank-5.log", "node-3", 5),
+    ("a100-07.log", None, None), ("serving-013.log", None, None), ("gpu17-kern.log", "gpu17", None), ("host=h100-17/train.log", "h100-17", None), ("node-3/rank-5.log", "node-3", 5),
     ("kern.log.2.gz", None, None), ("train.log", None, None), ("v2/output.log", None, None), ("h100.log", None, None),
 ])
 def test_host_and_rank_come_from_the_path(path: str, host: str | None, rank: int | None) -> None:
@@ -269,13 +269,15 @@ def test_kb_eval_scores_the_failure_and_the_culprit_on_the_job_fixtures() -> Non
     failed first. The misses listed are known: each needs what the logs alone do not give."""
     result = run_kb("eval", str(MULTI))
     out = result.out
-    assert "top-1: 20/26" in out, out
+    assert "top-1: 18/26" in out, out
     assert "failed first (rank, host or GPU) named right: 16/24" in out, out
-    # known misses: 006 hand-made py-spy summaries (not py-spy's format), 008 torchfrtrace's text output
-    # (not a dump), 017 a hang of all tensor-parallel ranks whose watchdog line was cut from the excerpt;
-    # 022-024 (collected after the matcher was written, never tuned on) lack their error line in the
-    # excerpt, and two name a class the atlas lacks (process-segfault)
-    known = {"006", "008", "017", "022", "023", "024"}
+    # known misses: 004 progress without timestamps and no ending in the logs (a hang is not declared
+    # on progress that merely stops: healthy logs do that), 006 hand-made py-spy summaries (not py-spy's
+    # format), 008 torchfrtrace's text output (not a dump), 013 a mismatch of two ranks with no majority
+    # (reported as a hang with both sides named, not as the mismatch), 017 a hang of all tensor-parallel
+    # ranks whose watchdog line was cut; 022-024 (collected after the matcher was written, never tuned
+    # on) lack their error line, and two name a class the atlas lacks (process-segfault)
+    known = {"004", "006", "008", "013", "017", "022", "023", "024"}
     missed = {line.split()[1].rstrip(":") for line in out.splitlines() if line.strip().startswith("miss ")}
     assert missed == known, missed
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .parse import parse_context
+from .parse import parse_context, parse_time
 from .read import Chunk
 from .sources import SourceInfo
 
@@ -34,6 +34,7 @@ _PROGRESS = tuple(re.compile(p) for p in (
     rb"\|\s{0,2}(\d{1,9})/\d{1,9}\s\[\d",                      # tqdm: 45%|####5     | 120/266 [00:10<00:12
     rb"iter(?:ation)?\s{0,2}[=:]\s{0,4}(\d{1,9})\b",          # iter: 100, iteration=100
 ))
+SILENCE_S = 1800  # alive this long after the last progress line, with no ending in the logs: a hang
 PER_CHUNK = 128
 TAIL = 128 << 10  # of each piece of input (1 MiB), the last bytes searched for progress lines
 MAX_RANKS = 4096
@@ -73,6 +74,7 @@ class SourceProgress:
 
     def _chunk(self, chunk: Chunk) -> None:
         data = chunk.data
+        self._latest(data)
         window = max(0, len(data) - TAIL)
         if window:
             window = data.find(b"\n", window) + 1 or len(data)
@@ -90,6 +92,14 @@ class SourceProgress:
             text = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
             self.tracker.mark(self.index, self.info, text, int(m.group(1)), line)
 
+    def _latest(self, data: bytes) -> None:
+        """The time of the piece's last line: how long the job went on after its last progress."""
+        end = len(data.rstrip(b"\n"))
+        start = data.rfind(b"\n", 0, end) + 1
+        t = parse_time(data[start:end][:200].decode("utf-8", errors="replace"))
+        if t and t[0] == "wall" and t[1] > self.tracker.latest:
+            self.tracker.latest = t[1]
+
     def close(self) -> None:
         pass
 
@@ -97,6 +107,7 @@ class SourceProgress:
 class ProgressTracker:
     def __init__(self) -> None:
         self.marks: dict[tuple[int, int | None], Mark] = {}
+        self.latest = 0.0  # the latest clock time seen at the end of any piece of any input
 
     def source(self, index: int, info: SourceInfo) -> SourceProgress:
         return SourceProgress(self, index, info)
@@ -138,9 +149,12 @@ class ProgressTracker:
                 if latest - earliest > 30:  # the others printed on for a while: these went quiet first
                     first_quiet = [m for m in timed if m.time[1] - earliest <= 30]
         culprits = behind or first_quiet
-        # a hang is declared when nothing but the job's ending was found and the progress lines
-        # point at ranks that stopped first, or when nothing at all was found after progress stopped
-        hang = hang and (bool(culprits) or not failures) and len(marks) > 0
+        # a hang needs nothing else failed and either the job's ending in the logs (a watchdog,
+        # heartbeat, time limit or signal) or the job still printing long after its last progress;
+        # progress that merely stops is what every finished or cut log shows
+        last_progress = max((m.time[1] for m in marks if m.time and m.time[0] == "wall"), default=0.0)
+        silent = bool(last_progress) and self.latest - last_progress > SILENCE_S
+        hang = hang and (bool(stopped_by) or silent)
         out = {
             "hang": hang,
             "max_step": top,

@@ -11,8 +11,8 @@ parts from the file name up (documented on docs/diagnose.md, "Many files at once
 - Kubernetes pods of a training job: ``<job>-master-0``, ``<job>-worker-2``, ``<job>-launcher``
   (host = the pod name);
 - node and host names: a part like ``node-12``, ``gpu-node-3``, ``compute-0-7``, ``dgx04``,
-  ``worker-1``, ``ip-10-0-1-23``, ``host=h100-17``, or a file ``<hostname>.log`` /
-  ``<hostname>-kern.log`` whose name is a host name with a digit (``a100-07.log``).
+  ``worker-1``, ``ip-10-0-1-23``, ``host=h100-17``, also as a file name (``gpu17-kern.log``).
+  Other names that merely contain a digit (``case-013.log``) say nothing about a host.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ _POD = re.compile(r"^([a-z0-9][a-z0-9.-]{0,200}-(?:master|worker|launcher|head)(
 _HOST_WORDS = re.compile(r"^(?:[a-z][a-z0-9]*-)*(?:node|host|gpu|compute|worker|dgx|hgx|ip|nid|cn|gn|trn|p4d|p5)[-_]?[a-z0-9-]*\d[a-z0-9-]*$",
                          re.IGNORECASE)
 _HOST_FIELD = re.compile(r"^(?:host|node|hostname)=(.+)$", re.IGNORECASE)
-_HOSTLIKE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*\d[a-z0-9]*$", re.IGNORECASE)
 _LOG_SUFFIX = re.compile(r"(?:[-_.](?:kern|kernel|dmesg|syslog|messages|journal|stdout|stderr|out|err|train|job|pyspy|py-spy|"
                          r"stacks|trace|watchdog))*"
                          r"(?:\.(?:log|txt|out|err|json|gz))*(?:\.\d+)?(?:\.gz)?$", re.IGNORECASE)
@@ -91,7 +90,4 @@ def describe(path: str) -> SourceInfo:
         if host:
             info.host = host
             break
-    if info.host is None and stem != name and _HOSTLIKE.match(stem) and not _RANK.search(stem) \
-            and not stem.lower().startswith("slurm") and stem.lower() not in _NOT_HOSTS:
-        info.host = stem  # a file named after its host: a100-07.log, gpu17-kern.log
     return info
