@@ -206,6 +206,10 @@ def test_no_serious_accessibility_violations_beyond_the_theme(browser, server) -
         page.locator(".kb-doctor textarea").fill("RuntimeError: CUDA error: an illegal memory access was encountered\n")
         page.locator(".kb-doctor button", has_text="Diagnose").click()
         page.wait_for_selector(".kb-doctor[data-state=done]", timeout=BOOT_WAIT_MS)
+        # the report scrolls into view and the header's title fades in: judge colours once it has settled
+        page.wait_for_function("""() => [...document.querySelectorAll('.md-header__topic')]
+            .every((t) => ['0', '1'].includes(getComputedStyle(t).opacity))""", timeout=10_000)
+        page.wait_for_timeout(300)
         found = {v["id"]: v for v in Axe().run(page).response["violations"] if v["impact"] in ("serious", "critical")}
         extra = {k: [n["target"] for n in v["nodes"]][:5] for k, v in found.items() if k not in baseline}
         assert not extra, extra

@@ -79,7 +79,10 @@ def test_axe_finds_no_violation(served, scheme: str) -> None:
     page.locator(".kb-doctor textarea").fill("RuntimeError: CUDA error: an illegal memory access was encountered\n")
     page.locator(".kb-doctor button", has_text="Diagnose").click()
     page.wait_for_selector(".kb-doctor[data-state=done]", timeout=90_000)
-    page.wait_for_timeout(600)  # the header's title fades in when the report scrolls into view
+    # the header's title fades in when the report scrolls into view: judge colours once it has settled
+    page.wait_for_function("""() => [...document.querySelectorAll('.md-header__topic')]
+        .every((t) => ['0', '1'].includes(getComputedStyle(t).opacity))""", timeout=10_000)
+    page.wait_for_timeout(300)
     violations = Axe().run(page).response["violations"]
     if violations:
         found["diagnose with a report"] = {v["id"]: [n["target"] for n in v["nodes"]][:4] for v in violations}
