@@ -2,7 +2,7 @@
 
 The inputs are dealt to workers by size (largest first, each to the least loaded worker),
 each worker reads its share into a job of its own, and the parent folds the partial
-results (tallies, progress marks, sources, notes, flight recorder traces, py-spy stacks)
+results (``Job.partial``, ``Job.merge``: tallies, progress, sources, notes, debug artefacts)
 into one job and ranks once: the same
 report as reading everything in one process, with every source numbered in the order the
 inputs were given. Each partial result is bounded (a tally keeps counts and a few lines per
@@ -16,10 +16,7 @@ import os
 from pathlib import Path
 
 from .errors import InputError, KbError
-from .matcher.artefacts import PySpyReader
 from .matcher.job import Job
-from .matcher.progress import ProgressTracker
-from .matcher.rank import Tally, merge_tallies
 
 
 def _deal(files: list[str], workers: int) -> list[list[int]]:
@@ -44,31 +41,15 @@ def _work(args: tuple) -> tuple:
         for pos in positions:  # one job per input, so the parent can number sources in input order
             job = Job(diagnoser, **({"max_unpacked": max_unpacked} if max_unpacked else {}))
             read_into(job, [files[pos]])
-            for src in job.sources:
-                src.close()
-            sources = [(s.info, s.stats) for s in job.sources]
-            job.tally.entries = job.tally.xid_entries = None  # the parent has them; not sent back
-            spies = [t for spy in job.spies for t in spy.threads]
-            parts.append((pos, job.tally, job.progress, sources, job.notes, job.traces, spies, job.stalls, job.boots))
+            parts.append((pos, job.partial()))
         return ("ok", parts)
     except KbError as exc:
         return ("error", str(exc))
 
 
-class _Done:
-    """A finished source as the report needs it (its reader stayed in the worker)."""
-
-    def __init__(self, index: int, info, stats):  # noqa: ANN001
-        self.index, self.info, self.stats, self.closed = index, info, stats, True
-
-    def close(self) -> None:
-        pass
-
-
 def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int, max_unpacked: int | None) -> dict:
     from .diagnose_cli import make_diagnoser  # noqa: PLC0415
 
-    diagnoser = make_diagnoser(rules, engine)
     shares = _deal(files, workers)
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with ctx.Pool(len(shares)) as pool:
@@ -78,28 +59,7 @@ def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int
         if status == "error":
             raise InputError(value)
         parts.extend(value)
-    parts.sort(key=lambda p: p[0])  # sources numbered in the order the inputs were given
-    job = Job(diagnoser)
-    offset = 0
-    spies = PySpyReader(-1)  # the processes of every input's py-spy dumps, renumbered
-    job.spies.append(spies)
-    for _pos, tally, progress, sources, notes, traces, threads, stalls, boots in parts:
-        job.boots.update({offset + i: b for i, b in boots.items()})
-        job.stalls.missing.update(stalls.missing)
-        job.stalls.reports += stalls.reports
-        tally: Tally
-        progress: ProgressTracker
-        merge_tallies(job.tally, tally, offset)
-        job.progress.merge(progress, offset)
-        job.progress.latest = max(job.progress.latest, progress.latest)
-        for trace in traces:
-            trace.source += offset
-        job.traces.extend(traces)
-        for thread in threads:
-            thread.source += offset
-        spies.threads.extend(threads)
-        for i, (info, stats) in enumerate(sources):
-            job.sources.append(_Done(offset + i, info, stats))
-        job.notes.extend(notes)
-        offset += len(sources)
+    job = Job(make_diagnoser(rules, engine))
+    for _pos, part in sorted(parts, key=lambda p: p[0]):  # sources numbered in the order the inputs were given
+        job.merge(part)
     return job.finish()

@@ -317,3 +317,15 @@ def test_watchdogs_that_disagree_on_a_collective_name_the_odd_rank(tmp_path: Pat
     assert found["ranks"] == [] and "rank 2: BROADCAST of 24084544 elements" in found["message"]
     text = run_kb("diagnose", *[str(p) for p in sorted((MULTI / "013").glob("rank*.log"))]).out
     assert "Also (watchdogs): the watchdogs disagree on collective 7219" in text
+
+
+def test_flight_recorder_dumps_as_json_are_read_whole_even_past_one_block(tmp_path: Path) -> None:
+    for r in range(3):
+        dump = _dump(r, 400 if r == 1 else 401)
+        for e in dump["entries"]:
+            e["frames"] = [{"name": "train_step", "filename": "/work/train.py", "line": n} for n in range(45)]
+        (tmp_path / f"nccl_trace_rank_{r}.json").write_text(json.dumps(dump))
+    assert (tmp_path / "nccl_trace_rank_0.json").stat().st_size > 1 << 20  # more than one read
+    report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1").out)
+    culprit = report["artefacts"]["flight_recorder"]["culprits"][0]
+    assert culprit["kind"] == "behind" and culprit["ranks"] == [1] and report["initiating"]["rank"] == 1

@@ -248,6 +248,10 @@ class StallReader:
         self.missing: Counter = Counter()
         self.reports = 0
 
+    def merge(self, other: "StallReader") -> None:
+        self.missing.update(other.missing)
+        self.reports += other.reports
+
     def chunk(self, data: bytes) -> None:
         if b" ranks: " not in data:
             return

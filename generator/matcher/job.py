@@ -13,6 +13,7 @@ with a note in the report; what was read before stays counted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
@@ -21,7 +22,7 @@ from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader,
 from .match import Hit
 from .parse import parse_boot
 from .progress import ProgressTracker
-from .rank import Tally
+from .rank import Tally, merge_tallies
 from .read import ChunkReader, InputStats
 from .report import build
 from .sources import SourceInfo, describe
@@ -39,7 +40,9 @@ class Source:
         self.reader = ChunkReader(self.stats)
         self.progress = job.progress.source(index, info)
         self.closed = False
-        self.kind: str | None = None  # "pickle" for a flight recorder dump (kept whole), else "text"
+        # "pickle": a flight recorder dump, kept whole and not read as text; "json": a .json input
+        # that may be one (kept whole and also read as text: journald exports are JSON too)
+        self.kind: str | None = None
         self.dump = bytearray()
         self.spy: PySpyReader | None = None
 
@@ -47,11 +50,12 @@ class Source:
         """Take the next piece of this input; returns its bytes seen so far."""
         data = bytes(block)
         if self.kind is None and data:
-            self.kind = "pickle" if is_pickle(data) else "text"
+            self.kind = "pickle" if is_pickle(data) else (
+                "json" if self.info.name.endswith(".json") and data.lstrip()[:1] == b"{" and b'"entries"' in data else "text")
+        if self.kind in ("pickle", "json") and len(self.dump) + len(data) <= MAX_DUMP_BYTES + 1:
+            self.dump += data
         if self.kind == "pickle":
             self.stats.bytes += len(data)
-            if len(self.dump) + len(data) <= MAX_DUMP_BYTES + 1:
-                self.dump += data
             return self.stats.bytes
         self._chunks(self.reader.feed(data))
         return self.stats.bytes
@@ -60,13 +64,13 @@ class Source:
         if self.closed:
             return
         self.closed = True
+        if self.kind != "pickle":
+            self._chunks(self.reader.close())
         if self.kind == "pickle":
             self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))
-            self.dump = bytearray()
-            return
-        self._chunks(self.reader.close())
-        if self.info.name.endswith(".json") and self.stats.bytes <= MAX_DUMP_BYTES and self.job.json_dumps.get(self.index):
-            self._flight_recorder(lambda: read_json_dump(bytes(self.job.json_dumps.pop(self.index))))
+        elif self.kind == "json" and len(self.dump) <= MAX_DUMP_BYTES:
+            self._flight_recorder(lambda: read_json_dump(bytes(self.dump)))
+        self.dump = bytearray()
 
     def _learn_boot(self, data: bytes) -> None:
         """The boot time from the first line that shows a clock time and the kernel's uptime together."""
@@ -101,11 +105,6 @@ class Source:
                     self.job.spies.append(self.spy)
                 for line in data.decode("utf-8", errors="replace").splitlines():
                     self.spy.line(line)
-            if self.index in self.job.json_dumps or (self.stats.bytes == len(data) and data[:1] == b"{"
-                                                     and self.info.name.endswith(".json") and b'"entries"' in data):
-                buf = self.job.json_dumps.setdefault(self.index, bytearray())
-                if len(buf) + len(data) <= MAX_DUMP_BYTES:
-                    buf += data
         self._add(self.job.diagnoser.matcher.hits(chunks))
 
     def _add(self, hits: Iterable[Hit]) -> None:
@@ -132,7 +131,6 @@ class Job:
         self.traces: list = []  # flight recorder state per rank and process group
         self.spies: list[PySpyReader] = []  # py-spy dumps found in the inputs
         self.stalls = StallReader()  # ranks named by stall reports (Horovod)
-        self.json_dumps: dict[int, bytearray] = {}  # .json inputs that may be flight recorder dumps
         self.boots: dict[int, tuple[str, float]] = {}  # per input, the boot time its lines reveal
         self.max_unpacked = max_unpacked
         self.max_members = max_members
@@ -158,6 +156,36 @@ class Job:
             feed.abandon()
             self.notes.append(str(exc))
 
+    def partial(self) -> "Partial":
+        """What this job found so far, small and picklable: a worker process sends it to the
+        parent, which folds it in with ``merge`` (every source closed first)."""
+        for src in self.sources:
+            src.close()
+        tally = self.tally
+        tally.entries = tally.xid_entries = None  # the parent has them
+        return Partial(tally, self.progress, [(s.info, s.stats) for s in self.sources], self.notes, self.traces,
+                       [t for spy in self.spies for t in spy.threads], self.stalls, self.boots)
+
+    def merge(self, part: "Partial") -> None:
+        """Fold in a partial diagnosis of other inputs (numbered from 0 there); they become the
+        next sources here, so merging in input order numbers every source as one process would."""
+        offset = len(self.sources)
+        merge_tallies(self.tally, part.tally, offset)
+        self.progress.merge(part.progress, offset)
+        for trace in part.traces:
+            trace.source += offset
+        self.traces.extend(part.traces)
+        if part.threads:
+            merged = PySpyReader(-1)
+            for thread in part.threads:
+                thread.source += offset
+            merged.threads = part.threads
+            self.spies.append(merged)
+        self.stalls.merge(part.stalls)
+        self.boots.update({offset + i: boot for i, boot in part.boots.items()})
+        self.notes.extend(part.notes)
+        self.sources.extend(FinishedSource(offset + i, info, stats) for i, (info, stats) in enumerate(part.sources))
+
     def finish(self) -> dict:
         for src in self.sources:
             src.close()
@@ -176,6 +204,30 @@ class Job:
                                        ("watchdogs", watchdogs)) if v}
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
                      progress=self.progress.summary(findings), artefacts=artefacts or None)
+
+
+@dataclass
+class Partial:
+    """A job's findings without its readers (see ``Job.partial``)."""
+
+    tally: Tally
+    progress: ProgressTracker
+    sources: list  # (SourceInfo, InputStats) per source
+    notes: list[str]
+    traces: list
+    threads: list
+    stalls: StallReader
+    boots: dict[int, tuple[str, float]]
+
+
+class FinishedSource:
+    """A source read elsewhere (in a worker process): what the report needs of it."""
+
+    def __init__(self, index: int, info: SourceInfo, stats: InputStats):
+        self.index, self.info, self.stats = index, info, stats
+
+    def close(self) -> None:
+        """Nothing left to read."""
 
 
 def place_on_clock(tally: Tally, boots: dict[int, tuple[str, float]]) -> None:

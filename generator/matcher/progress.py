@@ -100,9 +100,6 @@ class SourceProgress:
         if t and t[0] == "wall" and t[1] > self.tracker.latest:
             self.tracker.latest = t[1]
 
-    def close(self) -> None:
-        pass
-
 
 class ProgressTracker:
     def __init__(self) -> None:
@@ -125,6 +122,7 @@ class ProgressTracker:
 
     def merge(self, other: "ProgressTracker", offset: int) -> None:
         """Take another tracker's marks (inputs numbered from 0), its sources shifted by ``offset``."""
+        self.latest = max(self.latest, other.latest)
         for (source, rank), mark in other.marks.items():
             mark.source = source + offset
             if len(self.marks) < MAX_RANKS:
@@ -139,22 +137,18 @@ class ProgressTracker:
         behind = sorted((m for m in marks if m.step < top), key=lambda m: (m.step, m.source, m.line))
         failures = [f for f in findings if f.role != "info"]
         stopped_by = [f.id for f in failures if f.id in STOP_ENTRIES]
-        hang = all(f.id in STOP_ENTRIES for f in failures)
+        timed = [m for m in marks if m.time and m.time[0] == "wall"]
         first_quiet: list[Mark] = []
-        if not behind:
-            timed = [m for m in marks if m.time and m.time[0] == "wall"]
-            if len(timed) == len(marks) and len(marks) > 1:
-                earliest = min(m.time[1] for m in timed)
-                latest = max(m.time[1] for m in timed)
-                if latest - earliest > 30:  # the others printed on for a while: these went quiet first
-                    first_quiet = [m for m in timed if m.time[1] - earliest <= 30]
+        if not behind and len(timed) == len(marks) > 1:
+            earliest = min(m.time[1] for m in timed)
+            if max(m.time[1] for m in timed) - earliest > 30:  # the others printed on for a while: these went quiet first
+                first_quiet = [m for m in timed if m.time[1] - earliest <= 30]
         culprits = behind or first_quiet
         # a hang needs nothing else failed and either the job's ending in the logs (a watchdog,
         # heartbeat, time limit or signal) or the job still printing long after its last progress;
         # progress that merely stops is what every finished or cut log shows
-        last_progress = max((m.time[1] for m in marks if m.time and m.time[0] == "wall"), default=0.0)
-        silent = bool(last_progress) and self.latest - last_progress > SILENCE_S
-        hang = hang and (bool(stopped_by) or silent)
+        silent = bool(timed) and self.latest - max(m.time[1] for m in timed) > SILENCE_S
+        hang = all(f.id in STOP_ENTRIES for f in failures) and (bool(stopped_by) or silent)
         out = {
             "hang": hang,
             "max_step": top,
