@@ -118,7 +118,18 @@ def year_shift(hits: Iterable[Hit]) -> int:
     return max(years, key=years.get) if years else 0
 
 
-def _order_key(hit: Hit, time_kind: str | None, shift: int = 0) -> tuple:
+def main_clock(hits: Iterable[Hit], shift: int = 0) -> str | None:
+    """The clock most of ``hits`` carry (ties broken by name): the one hits are ordered by."""
+    kinds: dict[str, int] = {}
+    for h in hits:
+        t = clock(h, shift)
+        if t:
+            kinds[t[0]] = kinds.get(t[0], 0) + 1
+    return max(kinds, key=lambda k: (kinds[k], k)) if kinds else None
+
+
+def order_key(hit: Hit, time_kind: str | None, shift: int = 0) -> tuple:
+    """Sort key: hits on ``time_kind`` by time first, then the rest by input and line."""
     t = clock(hit, shift)
     if time_kind and t and t[0] == time_kind:
         return (0, t[1], hit.source, hit.line)
@@ -243,18 +254,11 @@ class Ranker:
             if extra:
                 f.hits = f.hits + extra
         shift = year_shift(h for f in findings.values() for h in f.hits)
-        # one clock for ordering: the kind of timestamp most hits carry
-        kinds: dict[str, int] = {}
+        time_kind = main_clock((h for f in findings.values() for h in f.hits), shift)
         for f in findings.values():
-            for h in f.hits:
-                t = clock(h, shift)
-                if t:
-                    kinds[t[0]] = kinds.get(t[0], 0) + 1
-        time_kind = max(kinds, key=lambda k: (kinds[k], k)) if kinds else None
-        for f in findings.values():
-            f.hits.sort(key=lambda h: _order_key(h, time_kind, shift))
+            f.hits.sort(key=lambda h: order_key(h, time_kind, shift))
             del f.hits[MAX_EVIDENCE:]
-        order = sorted(findings.values(), key=lambda f: _order_key(f.first, time_kind, shift))
+        order = sorted(findings.values(), key=lambda f: order_key(f.first, time_kind, shift))
         position = {f.id: i for i, f in enumerate(order)}
 
         def reaches(a: str, b: str) -> bool:

@@ -13,7 +13,7 @@ import json
 import re
 
 from .progress import STOP_ENTRIES
-from .rank import Finding, _order_key, clock, year_shift
+from .rank import Finding, clock, main_clock, order_key, year_shift
 
 SCHEMA = "kb.diagnosis/2"
 
@@ -156,13 +156,8 @@ def _timeline(findings: list[Finding]) -> tuple[list[dict], bool]:
         firsts = [p[3] for p in f.places.values()] or f.hits[:1]
         for h in firsts:
             hits.append((f, h))
-    kinds: dict[str, int] = {}
-    for _, h in hits:
-        t = clock(h, shift)
-        if t:
-            kinds[t[0]] = kinds.get(t[0], 0) + 1
-    main = max(kinds, key=lambda k: (kinds[k], k)) if kinds else None
-    hits.sort(key=lambda fh: _order_key(fh[1], main, shift))
+    main = main_clock((h for _, h in hits), shift)
+    hits.sort(key=lambda fh: order_key(fh[1], main, shift))
     relative = any(not (clock(h, shift) and clock(h, shift)[0] == main) for _, h in hits)
     return [_event(f, h, shift) for f, h in hits[:MAX_TIMELINE]], relative
 
