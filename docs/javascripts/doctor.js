@@ -128,14 +128,6 @@
 
   const ROLE_LABEL = { root: "Root cause", collateral: "Collateral", info: "Note" };
 
-  // an entry's step text is Markdown: `code spans` become <code>, everything else stays text
-  function inlineText(text) {
-    const parts = String(text).split(/(`[^`\n]+`)/);
-    return parts.filter(Boolean).map((part) =>
-      part.length > 2 && part.startsWith("`") && part.endsWith("`") ? el("code", { text: part.slice(1, -1) })
-        : document.createTextNode(part.replace(/\*\*([^*]+)\*\*/g, "$1")));
-  }
-
   let copyCount = 0;
   function commandBlock(command) {
     const id = `kb-doctor-cmd-${++copyCount}`;
@@ -226,7 +218,7 @@
       if (f.role === "root" && f.fix && f.fix.length && !compact) {
         const list = el("ol", { class: "kb-doctor__steps" });
         for (const step of f.fix) {
-          const item = el("li", {}, ...inlineText(step.text));
+          const item = el("li", {}, window.kbDom.prose(step.text));  // code spans as code (kb-dom.js)
           if (step.command) item.append(commandBlock(step.command));
           list.append(item);
         }

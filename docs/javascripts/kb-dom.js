@@ -12,4 +12,21 @@ window.kbDom = {
     for (const child of children) if (child !== null && child !== undefined && child !== "") node.append(child);
     return node;
   },
+
+  // One line of an entry's Markdown prose as inert nodes: `code spans` (of any number of
+  // backticks) become <code> (made by `code`, plain by default), **bold** markers are dropped,
+  // and a backtick left unpaired (a sentence cut inside a span) is dropped too.
+  prose(text, code) {
+    const makeCode = code || ((t) => window.kbDom.el("code", { text: t }));
+    const plain = (t) => t.replace(/`/g, "").replace(/\*\*([^*]+)\*\*/g, "$1");
+    const frag = document.createDocumentFragment();
+    const source = String(text || "");
+    let pos = 0;
+    for (const m of source.matchAll(/(`+)([\s\S]+?)\1(?!`)/g)) {
+      frag.append(plain(source.slice(pos, m.index)), makeCode(m[2].trim() || m[2]));
+      pos = m.index + m[0].length;
+    }
+    frag.append(plain(source.slice(pos)));
+    return frag;
+  },
 };

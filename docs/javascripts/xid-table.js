@@ -23,18 +23,8 @@
     return node;
   }
 
-  // one line of Markdown prose: `code spans` become <code>, a backtick left unpaired is dropped
-  function prose(text) {
-    const frag = document.createDocumentFragment();
-    const span = /(`+)([\s\S]+?)\1(?!`)/g;
-    let pos = 0;
-    for (const m of String(text || "").matchAll(span)) {
-      frag.append(text.slice(pos, m.index).replace(/`/g, ""), codeEl(m[2].trim() || m[2]));
-      pos = m.index + m[0].length;
-    }
-    frag.append(String(text || "").slice(pos).replace(/`/g, ""));
-    return frag;
-  }
+  // one line of Markdown prose, its code spans breakable after underscores (kb-dom.js)
+  const prose = (text) => window.kbDom.prose(text, codeEl);
 
   function mount(root) {
     const table = root.querySelector(".kb-xid__table");
