@@ -219,6 +219,11 @@
     return item;
   }
 
+  // the site's root as the page links to it (relative, so a site under a subpath works)
+  function siteBase(box) {
+    return box.dataset.base.endsWith("/") ? box.dataset.base : box.dataset.base + "/";
+  }
+
   function mountBox(root) {
     const input = root.querySelector(".kb-search__input");
     const panel = root.querySelector(".kb-search__panel");
@@ -227,7 +232,7 @@
     const opener = root.querySelector(".kb-search__open");
     const closer = root.querySelector(".kb-search__close");
     const form = root.querySelector(".kb-search__form");
-    const base = root.dataset.base.endsWith("/") ? root.dataset.base : root.dataset.base + "/";
+    const base = siteBase(root);
     let hits = [];
     let active = -1;
     let seq = 0;
@@ -360,8 +365,7 @@
     const page = document.querySelector(".kb-search-page");
     if (page && !page.dataset.mounted) {
       page.dataset.mounted = "1";
-      const base = box.dataset.base.endsWith("/") ? box.dataset.base : box.dataset.base + "/";
-      mountPage(page, box.dataset.index, base);
+      mountPage(page, box.dataset.index, siteBase(box));
     }
   }
 
