@@ -94,15 +94,15 @@ def entries_json(corpus: Corpus) -> dict:
     return {"schema": ENTRIES_SCHEMA, "generator": f"gpu-failure-atlas {__version__}", "entries": entries}
 
 
-def files(corpus: Corpus) -> dict[str, str]:
-    """Every data file: name -> text."""
+def files(corpus: Corpus, rules: dict | None = None) -> dict[str, str]:
+    """Every data file: name -> text (``rules``: the corpus's compiled rules, when already at hand)."""
     # compact: the C encoder only runs without indent, and these files are for programs
     dump = lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"  # noqa: E731
     return {
         "xid.json": dump(xid_json(corpus)),
         "xid.csv": xid_csv(corpus),
         "entries.json": dump(entries_json(corpus)),
-        "rules.json": dump(compile_rules(corpus)),
+        "rules.json": dump(rules if rules is not None else compile_rules(corpus)),
     }
 
 

@@ -150,9 +150,10 @@ def loki_rules(corpus: Corpus, site_url: str) -> dict:
                        for key, rules in groups.items()]}
 
 
-def files(corpus: Corpus, site_url: str) -> dict[str, str]:
-    """The export files: name -> text. Each says the atlas version and corpus hash it comes from."""
-    rules_hash = compile_rules(corpus)["hash"]
+def files(corpus: Corpus, site_url: str, rules_hash: str | None = None) -> dict[str, str]:
+    """The export files: name -> text. Each says the atlas version and corpus hash it comes from
+    (``rules_hash``: the compiled rules' hash, when already at hand)."""
+    rules_hash = rules_hash or compile_rules(corpus)["hash"]
     npd = npd_config(corpus, site_url)
     head = (f"# GPU Failure Atlas {__version__}: alerting rules for the Loki ruler ({LOKI_FORMAT}), corpus {rules_hash}.\n"
             f"# Adapt the stream selectors ({KERNEL_STREAM} for kernel logs, {JOB_STREAM} for job logs) to your labels.\n")

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import atomic, config, datasets, fleet_exports, search_index
 from .corpus import Corpus
+from .export import compile_rules
 from .errors import relative_path
 from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
 from .safety import escape_attribute, escape_markdown, escape_text, fence, safe_url
@@ -123,8 +124,10 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
         actions=sorted({r["immediate_action"] for r in rows if r["immediate_action"]}),
         severities=[s for s in SEVERITIES if any(r["severity"] == s for r in rows)],
     )
-    out.update({f"data/{name}": text for name, text in datasets.files(corpus).items()})
-    out.update({f"data/{name}": text for name, text in fleet_exports.files(corpus, fleet_exports.site_address()).items()})
+    rules = compile_rules(corpus)  # once: the open data and the fleet exports both carry it
+    out.update({f"data/{name}": text for name, text in datasets.files(corpus, rules).items()})
+    out.update({f"data/{name}": text
+                for name, text in fleet_exports.files(corpus, fleet_exports.site_address(), rules["hash"]).items()})
     out["index.md"] = env.get_template("home.md.j2").render(
         total=len(corpus.entries),
         categories=[(c, CATEGORY_TITLES[c], counts.get(c, 0)) for c in CATEGORIES if counts.get(c)],
