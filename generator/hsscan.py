@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-from .matcher.scan import LiteralScanner
 from .re2scan import _segment_anchors
 
 try:  # optional dependency
@@ -45,12 +44,11 @@ def _compile(items: list[tuple[bytes, int]]):  # noqa: ANN202 - a hyperscan.Data
 class HyperscanScanner:
     """Candidate lines: where a signature really matches, or an anchor of the matcher's own parsers appears."""
 
-    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str], fallback=None):  # noqa: ANN001
+    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str]):
         if hyperscan is None:
             raise RuntimeError("hyperscan is not installed")
         # UTF-8 and Unicode classes: `.` and `\w` mean a character, as in the Python patterns
         base = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_UTF8
-        self.fallback = fallback
         wanted: list[tuple[bytes, int, list[bytes]]] = []  # expression, flags, literals to use instead
         for pattern, ignore_case, literals in patterns:
             flag = base | (hyperscan.HS_FLAG_CASELESS if ignore_case else 0)
@@ -74,16 +72,9 @@ class HyperscanScanner:
 
     @classmethod
     def for_matcher(cls, matcher) -> "HyperscanScanner":  # noqa: ANN001 - generator.matcher.match.Matcher
-        return cls(matcher.patterns, [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")],
-                   fallback=LiteralScanner(matcher.anchors))
+        return cls(matcher.patterns, [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")])
 
-    def candidate_lines(self, data: bytes) -> list:
-        try:  # Hyperscan in UTF-8 mode needs valid UTF-8; a piece that is not goes to the literal scanner
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            if self.fallback is not None:
-                return self.fallback.candidate_lines(data)
-            return [(0, len(data), None)] if data else []
+    def candidate_lines(self, data: bytes) -> list[tuple[int, int, None]]:
         ends: list[int] = []
         self.db.scan(data, match_event_handler=lambda _id, _start, end, _flags, _ctx: ends.append(end))
         if not ends:
