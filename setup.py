@@ -20,8 +20,8 @@ class BuildWithRules(build_py):
     def run(self) -> None:
         super().run()
         sys.path.insert(0, str(HERE))
-        from generator.corpus import load_corpus  # noqa: PLC0415 - needs the build requirements
-        from generator.export import write_rules  # noqa: PLC0415
+        from generator.corpus.validated import load_corpus  # noqa: PLC0415 - needs the build requirements
+        from generator.exports.rules import write_rules  # noqa: PLC0415
 
         entries = HERE / "kb" / "entries"
         if not entries.is_dir():

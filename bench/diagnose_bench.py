@@ -29,7 +29,7 @@ from noise import write_log  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 
 from generator import hsscan  # noqa: E402
-from generator.corpus import load_corpus  # noqa: E402
+from generator.corpus.validated import load_corpus  # noqa: E402
 
 _CLASS_ESCAPES = {"d": "0-9", "s": "[:space:]", "w": "[:alnum:]_"}
 _ESCAPES = {"d": "[0-9]", "D": "[^0-9]", "s": "[[:space:]]", "S": "[^[:space:]]", "w": "[[:alnum:]_]", "W": "[^[:alnum:]_]",

@@ -21,7 +21,7 @@ os.chdir(ROOT)
 from bench.results_file import section_head, write_section  # noqa: E402
 import yaml  # noqa: E402
 
-from generator.diagnose_cli import ensure_rules, evaluate, family_scores, make_diagnoser  # noqa: E402
+from generator.cli.diagnose import ensure_rules, evaluate, family_scores, make_diagnoser  # noqa: E402
 from tools.field_merge import _norm, cited_threads  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"

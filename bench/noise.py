@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.corpus import load_corpus  # noqa: E402
+from generator.corpus.validated import load_corpus  # noqa: E402
 
 NOISE = [
     "[rank{r}]: step {n} | loss {f:.4f} | lr 3.00e-04 | grad_norm {g:.3f} | tokens/s 51234",

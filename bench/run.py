@@ -36,7 +36,7 @@ def bench_config(docs: Path, site: Path) -> Path:
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     text = text.replace("docs_dir: docs", f"docs_dir: {docs}").replace("site_dir: site", f"site_dir: {site}")
     text = text.replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
-    text = text.replace("  - generator/mkdocs_hook.py", f"  - {ROOT / 'generator' / 'mkdocs_hook.py'}")
+    text = text.replace("  - generator/site/mkdocs_hook.py", f"  - {ROOT / 'generator' / 'site' / 'mkdocs_hook.py'}")
     text = re.sub(r"\nwatch:\n(  - .*\n)+", "\n", text)
     path = docs.parent / "mkdocs.yml"
     path.write_text(text, encoding="utf-8")

@@ -16,7 +16,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.model import CATEGORIES  # noqa: E402
+from generator.corpus.model import CATEGORIES  # noqa: E402
 
 WORDS = (
     "driver kernel rank collective timeout memory link device buffer channel fabric switch "

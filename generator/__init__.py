@@ -1,8 +1,10 @@
-"""GPU Failure Atlas generator: the entry model, validation, page rendering and the `kb` CLI.
+"""GPU Failure Atlas: the corpus, the site and the log matcher, as stages of one data flow.
 
-Modules: ``model`` (pydantic entry model), ``load`` (YAML with positions), ``checks``
-(validator classes), ``corpus`` (load + check), ``safety`` (content safety), ``render``
-(Jinja2 pages), ``config`` (settings), ``cli`` (the ``kb`` command), ``errors``.
+A failure entry goes ``kb/entries/*.yaml`` -> ``corpus`` (load, validate) -> ``exports``
+(rules.json, open data, fleet configurations) and ``site`` (MkDocs pages, search index, the
+doctor's files). A log line goes ``cli`` (`kb diagnose`) or the doctor page -> ``matcher`` (read,
+parse, match, rank, report), which reads only the compiled rules. ``errors`` holds the package's
+one exception root; ``config`` the settings from pyproject.toml; ``atomic`` safe file writes.
 """
 
 __version__ = "0.1.0"

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from generator.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .matcher.errors import InputError, KbError, RulesError
+from generator.matcher.errors import InputError, KbError, RulesError
 
 __all__ = ["BuildError", "CODES", "CorpusError", "InputError", "KbError", "Problem", "RulesError", "display_path", "plural",
            "relative_path"]

@@ -26,7 +26,7 @@ class Result:
 
 def run_kb(*args: str, cwd: Path | None = None) -> Result:
     """Run the kb CLI in-process (fast) from ``cwd``; returns exit code, stdout, stderr."""
-    from generator import cli
+    from generator.cli import commands as cli
 
     old = Path.cwd()
     out, err = io.StringIO(), io.StringIO()
@@ -51,7 +51,7 @@ def kb():
 @pytest.fixture(scope="session")
 def real_diagnoser():
     """A Diagnoser over the real corpus's rules (rebuilt from kb/entries when stale)."""
-    from generator.diagnose_cli import ensure_rules
+    from generator.cli.diagnose import ensure_rules
     from generator.matcher import Diagnoser
 
     old = Path.cwd()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from generator.matcher.backtracking import risks
-from generator.regex_budget import RegexTimeout, budget
+from generator.corpus.regex_budget import RegexTimeout, budget
 
 
 @pytest.mark.parametrize("pattern, reason", [

@@ -56,7 +56,7 @@ def test_every_query_finds_its_entry_in_the_top_three(site) -> None:
 
 def test_signature_patterns_run_in_the_browser_as_in_python(site) -> None:
     """Every pattern compiles as a JavaScript RegExp, matches its own examples and no counter-example."""
-    from generator.corpus import load_corpus
+    from generator.corpus.validated import load_corpus
 
     server, page, _ = site
     corpus = load_corpus(Path(os.environ.get("KB_ENTRIES") or ROOT / "kb" / "entries"))  # what the site was built from

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.checks import VALIDATORS, run_checks
-from generator.load import load_file
+from generator.corpus.checks import VALIDATORS, run_checks
+from generator.corpus.load import load_file
 
 BASE = Path(__file__).parent / "golden" / "validate" / "clean" / "entries" / "cuda" / "demo-failure.yaml"
 

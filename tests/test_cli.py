@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT, run_kb
-from generator.cli import build_parser
+from generator.cli.commands import build_parser
 
 
 def _commands() -> list[str]:

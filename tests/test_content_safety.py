@@ -1,6 +1,6 @@
 """Hostile entry text: no script runs, whichever layer is bypassed, and none leans on the CSP.
 
-Three layers (generator/safety.py): validation refuses the text, rendering escapes it, and the
+Three layers (generator/corpus/safety.py): validation refuses the text, rendering escapes it, and the
 build's page guard refuses any page that would still hold live markup. Here each attack of
 issue 11 goes through rendering with validation bypassed, is built by MkDocs with the site's
 Markdown extensions (attr_list included), and is then loaded in Chromium *without* any
@@ -20,10 +20,10 @@ import pytest
 import yaml
 
 from conftest import ROOT, mkdocs_config
-from generator.corpus import Corpus
-from generator.model import Entry, Reference
-from generator.page_guard import UnsafePage, check, problems
-from generator.render import pages, write_pages
+from generator.corpus.validated import Corpus
+from generator.corpus.model import Entry, Reference
+from generator.site.page_guard import UnsafePage, check, problems
+from generator.site.render import pages, write_pages
 from html_scan import parse
 
 pytestmark = pytest.mark.slow
@@ -161,9 +161,9 @@ def test_a_build_with_a_hostile_page_fails_with_the_guard_message(tmp_path: Path
     shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("entries", "categories", "xid", "index.md", "data"))
     (docs / "evil.md").write_text("# Evil\n\n<img src=x onerror=\"alert('guard')\">\n", encoding="utf-8")
     config = (ROOT / "mkdocs.yml").read_text().replace("docs_dir: docs", f"docs_dir: {docs}")
-    config = config.replace("hooks:\n  - generator/mkdocs_hook.py", f"hooks:\n  - {ROOT / 'generator' / 'mkdocs_hook.py'}")
+    config = config.replace("hooks:\n  - generator/site/mkdocs_hook.py", f"hooks:\n  - {ROOT / 'generator' / 'site' / 'mkdocs_hook.py'}")
     config = config.replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
-    config = config.replace("  - kb/entries\n  - generator/templates", f"  - {ROOT / 'kb' / 'entries'}")
+    config = config.replace("  - kb/entries\n  - generator/site/templates", f"  - {ROOT / 'kb' / 'entries'}")
     (tmp_path / "mkdocs.yml").write_text(config)
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(tmp_path / "mkdocs.yml"),
                            "-d", str(tmp_path / "site")], capture_output=True, text=True, cwd=ROOT,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 from conftest import ROOT, run_kb
-from generator.corpus import load_corpus
+from generator.corpus.validated import load_corpus
 
 ENTRIES = ROOT / "kb" / "entries"
 LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<code>KB\d{3}) ", re.MULTILINE)

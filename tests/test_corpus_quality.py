@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import ROOT
-from generator.corpus import load_corpus
-from generator.literals import prefilter_literals
+from generator.corpus.validated import load_corpus
+from generator.corpus.literals import prefilter_literals
 
 CORPUS = load_corpus(ROOT / "kb" / "entries")
 BY_ID = CORPUS.by_id

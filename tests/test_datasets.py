@@ -9,8 +9,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from generator import datasets
-from generator.corpus import load_corpus
+from generator.exports import datasets
+from generator.corpus.validated import load_corpus
 from generator.matcher import check_rules
 
 CORPUS = load_corpus(ROOT / "kb" / "entries")
@@ -71,8 +71,8 @@ def test_rules_json_is_valid_and_covers_every_signature() -> None:
 
 def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
     """A plain word shared by two signatures ('work') would make every ordinary line a candidate."""
-    from generator.export import STRONG_ANCHOR  # noqa: PLC0415
-    from generator.literals import rarity  # noqa: PLC0415
+    from generator.exports.rules import STRONG_ANCHOR  # noqa: PLC0415
+    from generator.corpus.literals import rarity  # noqa: PLC0415
 
     rules = json.loads(FILES["rules.json"])
     shared = [a for a in rules["anchors"] if len(a["signatures"]) > 1 and not a.get("builtin")]

@@ -117,8 +117,8 @@ def test_project_fixtures_cover_every_category_of_the_corpus() -> None:
 
 def test_the_json_report_is_documented_key_by_key() -> None:
     """Every key a report carries on the real fixtures is explained on docs/diagnose.md."""
-    from generator.corpus import load_corpus  # noqa: PLC0415
-    from generator.export import compile_rules  # noqa: PLC0415
+    from generator.corpus.validated import load_corpus  # noqa: PLC0415
+    from generator.exports.rules import compile_rules  # noqa: PLC0415
     from generator.matcher import Diagnoser  # noqa: PLC0415
 
     page = (ROOT / "docs" / "diagnose.md").read_text(encoding="utf-8")

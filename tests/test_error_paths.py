@@ -39,7 +39,7 @@ def test_diagnose_with_standard_input_closed() -> None:
 
 
 def _valid_rules() -> dict:
-    from generator.diagnose_cli import ensure_rules
+    from generator.cli.diagnose import ensure_rules
 
     old = Path.cwd()
     os.chdir(ROOT)
@@ -142,7 +142,7 @@ def test_entry_paths_that_are_not_files_are_errors_with_codes(tmp_path: Path, mo
 
 
 def test_a_second_build_waits_for_the_first_and_says_so(tmp_path: Path, capsys) -> None:
-    from generator.build_lock import BuildLock
+    from generator.site.build_lock import BuildLock
     from generator.errors import BuildError
 
     first = BuildLock(tmp_path)

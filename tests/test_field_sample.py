@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.diagnose_cli import ensure_rules, evaluate, make_diagnoser
+from generator.cli.diagnose import ensure_rules, evaluate, make_diagnoser
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELD = ROOT / "tests" / "fixtures" / "field"

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from generator import fleet_exports as fx
-from generator.corpus import load_corpus
+from generator.exports import fleet as fx
+from generator.corpus.validated import load_corpus
 
 re2 = pytest.importorskip("re2")  # google-re2, a dev dependency: the syntax NPD and Loki both use
 

@@ -69,7 +69,7 @@ def test_validation_of_hostile_yaml_ends_quickly_and_never_prints_a_traceback(tm
     folder = tmp_path_factory.mktemp("fuzz") / "entries" / "cuda"
     folder.mkdir(parents=True)
     (folder / "demo-failure.yaml").write_text(text, encoding="utf-8", errors="surrogatepass")
-    from generator.regex_budget import budget
+    from generator.corpus.regex_budget import budget
 
     with budget(20):  # a validation still running after 20 s fails the test (RegexTimeout: exit 2)
         result = run_kb("validate", str(folder.parent))
@@ -95,7 +95,7 @@ ADVERSARIAL = ["a" * 3000 + "!", "ab" * 1500 + "!", "1" * 3000 + "x", " " * 3000
 @given(pattern=patterns)
 def test_a_pattern_the_analysis_passes_never_runs_away(pattern: str) -> None:
     from generator.matcher.backtracking import risks
-    from generator.regex_budget import RegexTimeout, budget
+    from generator.corpus.regex_budget import RegexTimeout, budget
 
     if risks(pattern):
         return

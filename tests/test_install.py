@@ -49,7 +49,7 @@ def test_the_installed_kb_diagnoses_from_any_folder(installed: Path, tmp_path: P
 
 
 def test_the_installed_kb_says_its_version_and_corpus(installed: Path, tmp_path: Path) -> None:
-    from generator.diagnose_cli import ensure_rules  # noqa: PLC0415
+    from generator.cli.diagnose import ensure_rules  # noqa: PLC0415
 
     out = subprocess.run([str(installed / "bin" / "kb"), "--version"], cwd=tmp_path, capture_output=True, text=True)
     current = ensure_rules(None) if (ROOT / "kb" / "entries").is_dir() else None

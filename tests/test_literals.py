@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generator.literals import compile_pattern, prefilter_literals, rarity, required_runs
+from generator.corpus.literals import compile_pattern, prefilter_literals, rarity, required_runs
 
 
 @pytest.mark.parametrize("pattern, runs", [

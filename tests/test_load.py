@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import load
-from generator.load import load_file
+from generator.corpus import load
+from generator.corpus.load import load_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ def test_nested_type_error_points_at_the_value(tmp_path: Path) -> None:
 
 
 def test_unsafe_html_in_block_scalar_points_at_the_exact_line_and_column(tmp_path: Path) -> None:
-    from generator.checks import run_checks
+    from generator.corpus.checks import run_checks
 
     text = BASE.read_text().replace("  A short answer that says", "  A short <b>answer</b> that says")
     loaded, problems = load_file(_write(tmp_path, text))
@@ -129,7 +129,7 @@ def test_direct_construction_of_the_whole_corpus() -> None:
 
 def test_values_nested_too_deeply_are_refused_before_construction(tmp_path) -> None:
     """Found by fuzzing: 300 levels of block lists overflowed the recursive constructor."""
-    from generator.load import MAX_NESTING, load_file
+    from generator.corpus.load import MAX_NESTING, load_file
 
     path = tmp_path / "deep.yaml"
     path.write_text("id: deep\nx:\n" + "".join("  " * i + "- \n" for i in range(300)), encoding="utf-8")

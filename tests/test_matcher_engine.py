@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from generator.corpus import Corpus
-from generator.export import compile_rules
+from generator.corpus.validated import Corpus
+from generator.exports.rules import compile_rules
 from generator.matcher import Diagnoser, to_json, to_markdown, to_text
-from generator.model import Entry
+from generator.corpus.model import Entry
 from generator.re2scan import Re2Scanner, available
 
 from conftest import ROOT
@@ -115,7 +115,7 @@ def test_formats_render_the_same_report(rules: dict) -> None:
 @pytest.mark.skipif(not available(), reason="google-re2 is not installed")
 def test_re2_and_python_scanners_agree_on_every_real_log() -> None:
     """The CLI's RE2 prefilter must never change a diagnosis, only its speed."""
-    from generator.diagnose_cli import ensure_rules
+    from generator.cli.diagnose import ensure_rules
 
     real = ensure_rules(None, ROOT / "kb" / "entries")
     python, fast = Diagnoser(real), Diagnoser(real, scanner_factory=Re2Scanner.for_matcher)
@@ -133,10 +133,10 @@ def test_re2_and_python_scanners_agree_on_every_real_log() -> None:
 def test_hyperscan_and_python_scanners_agree_on_every_real_log() -> None:
     """The Hyperscan prefilter must never change a diagnosis either: every real fixture, field log
     and job log gives the same report as the pure-Python scanner."""
-    hsscan = pytest.importorskip("generator.hsscan")
+    hsscan = pytest.importorskip("generator.matcher.native.hsscan")
     if not hsscan.available():
         pytest.skip("hyperscan is not installed")
-    from generator.diagnose_cli import ensure_rules
+    from generator.cli.diagnose import ensure_rules
 
     real = ensure_rules(None, ROOT / "kb" / "entries")
     python, fast = Diagnoser(real), Diagnoser(real, scanner_factory=hsscan.HyperscanScanner.for_matcher)

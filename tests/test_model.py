@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import ROOT
-from generator.cli import schema_text
-from generator.model import Entry, field_paths
+from generator.cli.commands import schema_text
+from generator.corpus.model import Entry, field_paths
 
 MINIMAL = {
     "id": "demo-failure",

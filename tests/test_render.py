@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.corpus import Corpus
-from generator.model import Entry
-from generator.render import pages, write_pages
+from generator.corpus.validated import Corpus
+from generator.corpus.model import Entry
+from generator.site.render import pages, write_pages
 
 from conftest import ROOT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.safety import code_mask, escape_markdown, fence, find_unsafe
+from generator.corpus.safety import code_mask, escape_markdown, fence, find_unsafe
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_fence_cannot_be_closed_by_content() -> None:
 
 
 def test_escape_text_cannot_break_a_link_or_a_table_cell() -> None:
-    from generator.safety import escape_text
+    from generator.corpus.safety import escape_text
 
     out = escape_text("bind to [::]:29500 | `code` *x* <b>")
     for ch in "[]|`*<>":
@@ -98,14 +98,14 @@ def test_a_code_span_does_not_cross_paragraphs_or_list_items() -> None:
     ("<iframe src=x></iframe>", "renders a <iframe> element"),
 ])
 def test_rendered_html_is_checked_against_the_allow_list(text: str, expected: str) -> None:
-    from generator.safety import rendered_violations
+    from generator.corpus.safety import rendered_violations
 
     found = rendered_violations(text)
     assert any(expected in v for v in found), found
 
 
 def test_ordinary_markdown_renders_within_the_allow_list() -> None:
-    from generator.safety import rendered_violations
+    from generator.corpus.safety import rendered_violations
 
     text = ("Use **`nvidia-smi -q`** and see [the guide](https://docs.nvidia.com/x), [Xid 79](xid-79.md) or\n"
             "![diagram](../img/a.png).\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n\n1. one\n2. two\n\n> quoted & fine\n")
@@ -119,7 +119,7 @@ def test_ordinary_markdown_renders_within_the_allow_list() -> None:
     ("https://e.org/ok?a=1&b=2#f", "https://e.org/ok?a=1&b=2#f"),
 ])
 def test_urls_in_link_targets_are_encoded(url: str, shown: str) -> None:
-    from generator.safety import safe_url
+    from generator.corpus.safety import safe_url
 
     assert safe_url(url) == shown
 

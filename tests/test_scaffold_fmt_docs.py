@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from conftest import ROOT, run_kb
-from generator.cli import build_parser
-from generator.fieldref import START, reference
-from generator.model import field_paths
+from generator.cli.commands import build_parser
+from generator.corpus.fieldref import START, reference
+from generator.corpus.model import field_paths
 
 FILLED = {
     "title": '"CUDA error: the launch timed out and was terminated (display watchdog)"',
@@ -111,7 +111,7 @@ def test_every_command_is_in_the_contributor_guide() -> None:
 def test_fmt_refuses_an_alias_bomb_at_once(tmp_path) -> None:
     """kb fmt compares the data before and after; with aliases expanded that took hours."""
     from conftest import run_kb
-    from generator.regex_budget import budget
+    from generator.corpus.regex_budget import budget
 
     lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
     lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]

@@ -43,7 +43,7 @@ def test_serve_rebuilds_the_page_when_its_yaml_changes(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("entries", "categories", "xid", "index.md", "data"))
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace("custom_dir: overrides", f"custom_dir: {ROOT / 'overrides'}")
-    config = config.replace("  - generator/mkdocs_hook.py", f"  - {ROOT / 'generator' / 'mkdocs_hook.py'}")
+    config = config.replace("  - generator/site/mkdocs_hook.py", f"  - {ROOT / 'generator' / 'site' / 'mkdocs_hook.py'}")
     config = re.sub(r"\nwatch:\n(  - .*\n)+", f"\nwatch:\n  - {entries}\n", config)
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
     port = _free_port()

@@ -12,8 +12,8 @@ import time
 import pytest
 
 from conftest import ROOT
-from generator.corpus import load_corpus
-from generator.literals import prefilter_literals
+from generator.corpus.validated import load_corpus
+from generator.corpus.literals import prefilter_literals
 from generator.matcher.read import MAX_LINE_BYTES
 
 CORPUS = load_corpus(ROOT / "kb" / "entries")
@@ -73,8 +73,8 @@ def test_no_signature_makes_more_than_one_percent_of_noise_lines_candidates(tmp_
     sys.path.insert(0, str(ROOT / "bench"))
     from noise import write_log  # noqa: PLC0415
 
-    from generator.corpus import load_corpus  # noqa: PLC0415
-    from generator.export import compile_rules  # noqa: PLC0415
+    from generator.corpus.validated import load_corpus  # noqa: PLC0415
+    from generator.exports.rules import compile_rules  # noqa: PLC0415
 
     log = tmp_path / "noise.log"
     write_log(log, 2 << 20, planted=1)  # one failure line: the noise itself is what is measured

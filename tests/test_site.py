@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from generator.corpus import Corpus, load_corpus
-from generator.model import CATEGORIES
+from generator.corpus.validated import Corpus, load_corpus
+from generator.corpus.model import CATEGORIES
 from html_scan import FETCHING, foreign_urls, host_of, parse
 
 pytestmark = pytest.mark.slow
@@ -123,8 +123,8 @@ def test_relations_are_linked_both_ways_on_the_built_pages(built_site: Path) -> 
 def test_every_page_carries_a_policy_without_inline_script_and_holds_none(built_site: Path) -> None:
     """The policy lists no hashes at all (the theme's inline helpers are files here), so a
     script that reaches a page can never run; and no page holds one."""
-    from generator.csp import META_MARK, POLICY
-    from generator.page_guard import problems
+    from generator.site.csp import META_MARK, POLICY
+    from generator.site.page_guard import problems
 
     pages = list(built_site.rglob("*.html"))
     assert len(pages) > 200
@@ -144,7 +144,7 @@ def test_search_index_is_small_and_holds_what_the_ranking_reads(built_site: Path
     loads it (the box fetches it on first use), and the theme's full-text index is gone."""
     import json  # noqa: PLC0415
 
-    from generator.search_index import INDEX_FORMAT  # noqa: PLC0415
+    from generator.site.search_index import INDEX_FORMAT  # noqa: PLC0415
 
     found = list((built_site / "assets" / "search").glob("index.*.json"))
     assert len(found) == 1 and not (built_site / "search" / "search_index.json").exists()
@@ -168,7 +168,7 @@ def test_the_site_chrome_is_the_atlas_own(built_site: Path) -> None:
     preview description per entry from its quick answer, canonical links and a complete sitemap."""
     import html as html_lib  # noqa: PLC0415
 
-    from generator.search_index import first_sentence  # noqa: PLC0415
+    from generator.site.search_index import first_sentence  # noqa: PLC0415
 
     site_url = re.search(r'site_url: !ENV \[KB_SITE_URL, "([^"]+)"\]', (ROOT / "mkdocs.yml").read_text()).group(1)
     corpus = load_corpus(ROOT / "kb" / "entries")

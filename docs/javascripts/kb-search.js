@@ -1,7 +1,7 @@
 // GPU Failure Atlas search: built for what engineers paste (a whole log line with prefixes,
 // numbers and punctuation) as much as for two typed words.
 //
-// The index (generator/search_index.py) is fetched the first time the box gets focus or text,
+// The index (generator/site/search_index.py) is fetched the first time the box gets focus or text,
 // never on page load. A query is scored against every entry in four ways, strongest first:
 //   1. a line of the query matches one of the entry's log signatures (the same patterns the
 //      log doctor runs), or names the entry outright (its id, "Xid 79");

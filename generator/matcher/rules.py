@@ -1,6 +1,6 @@
 """Load rules.json and check that it is what the matcher expects.
 
-The file is written by the generator (``generator/export.py``). Its ``format`` must be one
+The file is written by the generator (``generator/exports/rules.py``). Its ``format`` must be one
 this matcher understands, and its ``hash`` must equal the SHA-256 of its content, so a
 hand-edited or truncated file is refused with a clear message instead of misdiagnosing.
 

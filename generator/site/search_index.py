@@ -24,9 +24,9 @@ import json
 import re
 from collections import Counter
 
-from . import datasets
-from .categories import CATEGORY_TITLES
-from .corpus import Corpus
+from generator.exports import datasets
+from generator.corpus.categories import CATEGORY_TITLES
+from generator.corpus.validated import Corpus
 
 INDEX_FORMAT = "kb.search/1"
 # pages other than entries and categories, with the words a reader would search them by

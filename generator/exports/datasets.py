@@ -13,10 +13,10 @@ import io
 import json
 from pathlib import Path
 
-from . import __version__
-from .corpus import Corpus
-from .export import compile_rules
-from .model import Entry
+from generator import __version__
+from generator.corpus.validated import Corpus
+from generator.exports.rules import compile_rules
+from generator.corpus.model import Entry
 
 XID_SCHEMA = "kb.xid/1"
 ENTRIES_SCHEMA = "kb.entries/1"

@@ -11,7 +11,7 @@ of the built site, none of which leans on the Content-Security-Policy:
 2. Rendering (``escape_markdown``) escapes ``<`` outside code, neutralises bad link targets,
    remote images and attribute lists (``{: onclick=...}``: attr_list is off for entry text),
    so an entry that slipped past validation still renders inert text.
-3. The build checks every page's HTML as MkDocs writes it (``generator.page_guard``).
+3. The build checks every page's HTML as MkDocs writes it (``generator.site.page_guard``).
 
 Code spans and fenced blocks are left alone: Markdown escapes their content itself. A code
 span is what Python-Markdown takes for one: it may cross lines but not paragraphs or list

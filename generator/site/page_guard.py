@@ -1,6 +1,6 @@
 """The last check on every page MkDocs writes: nothing in it can run script or load from elsewhere.
 
-Entry text is checked at validation and escaped at rendering (``generator.safety``); this is
+Entry text is checked at validation and escaped at rendering (``generator.corpus.safety``); this is
 the third layer, over the finished HTML, whoever wrote it (template, theme or entry). A page
 fails the build when it has:
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import re
 
-from .errors import KbError
+from generator.errors import KbError
 
 _TAG = re.compile(rb"<([a-z][a-z0-9:-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
 _ATTR = re.compile(rb"([^\s=/>\"']+)(?:\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+))?")

@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
-from .categories import CATEGORIES, CATEGORY_TITLES
-from .safety import URL_CHARS, URL_OUTSIDE
+from generator.corpus.categories import CATEGORIES, CATEGORY_TITLES
+from generator.corpus.safety import URL_CHARS, URL_OUTSIDE
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
-Category = Literal[CATEGORIES]  # the tuple in generator/categories.py, one Literal value each
+Category = Literal[CATEGORIES]  # the tuple in generator/corpus/categories.py, one Literal value each
 assert set(CATEGORY_TITLES) == set(CATEGORIES)
 
 Severity = Literal["info", "low", "medium", "high", "critical"]

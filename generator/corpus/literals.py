@@ -18,7 +18,7 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _compiler  # type: ignore[attr-defined]
 from re import _parser as P  # type: ignore[attr-defined]
 
-from .matcher.backtracking import parse as _parse_cached
+from generator.matcher.backtracking import parse as _parse_cached
 
 
 

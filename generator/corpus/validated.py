@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import run_checks
-from .errors import CorpusError
-from .load import LoadedFile, load_corpus_files
-from .model import CATEGORIES, Entry
+from generator.corpus.checks import run_checks
+from generator.errors import CorpusError
+from generator.corpus.load import LoadedFile, load_corpus_files
+from generator.corpus.model import CATEGORIES, Entry
 
 DEFAULT_ROOT = Path("kb/entries")
 

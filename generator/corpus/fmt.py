@@ -21,8 +21,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from .load import structure_problems
-from .model import PROSE_FIELDS, Entry, nested_model
+from generator.corpus.load import structure_problems
+from generator.corpus.model import PROSE_FIELDS, Entry, nested_model
 
 FLOW_LISTS = {"tags", "affects", "related", "causes", "caused_by", "applies_to", "legacy_causes", "origin"}
 BLOCK_TEXT = set(PROSE_FIELDS)  # always literal blocks; other text only when it spans lines

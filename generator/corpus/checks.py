@@ -11,14 +11,14 @@ import itertools
 import re
 from typing import Iterable, Iterator
 
-from .errors import Problem
-from .matcher import backtracking
-from .literals import MIN_LITERAL, compile_pattern, parse, prefilter_literals
-from .regex_budget import SECONDS as REGEX_SECONDS
-from .regex_budget import RegexTimeout, budget
-from .load import LoadedFile
-from .model import Entry
-from .safety import find_unsafe, rendered_violations
+from generator.errors import Problem
+from generator.matcher import backtracking
+from generator.corpus.literals import MIN_LITERAL, compile_pattern, parse, prefilter_literals
+from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
+from generator.corpus.regex_budget import RegexTimeout, budget
+from generator.corpus.load import LoadedFile
+from generator.corpus.model import Entry
+from generator.corpus.safety import find_unsafe, rendered_violations
 
 
 class Validator:

@@ -21,9 +21,9 @@ from typing import Any, Iterable
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .errors import CODES, InputError, Problem, display_path
-from .model import Entry, nested_model
-from .safety import offset_to_line_col
+from generator.errors import CODES, InputError, Problem, display_path
+from generator.corpus.model import Entry, nested_model
+from generator.corpus.safety import offset_to_line_col
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

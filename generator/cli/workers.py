@@ -15,8 +15,8 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from .errors import InputError, KbError
-from .matcher.job import Job
+from generator.errors import InputError, KbError
+from generator.matcher.job import Job
 
 
 def _deal(files: list[str], workers: int) -> list[list[int]]:
@@ -33,7 +33,7 @@ def _deal(files: list[str], workers: int) -> list[list[int]]:
 
 def _work(args: tuple) -> tuple:
     rules, engine, files, positions, max_unpacked = args
-    from .diagnose_cli import make_diagnoser, read_into  # noqa: PLC0415 - in the worker process
+    from generator.cli.diagnose import make_diagnoser, read_into  # noqa: PLC0415 - in the worker process
 
     try:
         diagnoser = make_diagnoser(rules, engine)
@@ -48,7 +48,7 @@ def _work(args: tuple) -> tuple:
 
 
 def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int, max_unpacked: int | None) -> dict:
-    from .diagnose_cli import make_diagnoser  # noqa: PLC0415
+    from generator.cli.diagnose import make_diagnoser  # noqa: PLC0415
 
     shares = _deal(files, workers)
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .errors import InputError, display_path
-from .model import CATEGORIES, ID_PATTERN
-from .render import environment
+from generator.errors import InputError, display_path
+from generator.corpus.model import CATEGORIES, ID_PATTERN
+from generator.site.render import environment
 
 
 def new_entry(entry_id: str, category: str, root: Path) -> Path:

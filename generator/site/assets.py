@@ -17,14 +17,14 @@ from pathlib import Path
 
 import yaml
 
-from .corpus import Corpus
-from .errors import BuildError
-from .export import compile_rules
+from generator.corpus.validated import Corpus
+from generator.errors import BuildError
+from generator.exports.rules import compile_rules
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 # pyodide.mjs falls back to a CDN only when run under Node; the site's copy cannot reach it at all
 CDN_FALLBACK = b"https://cdn.jsdelivr.net/pyodide/"
-MATCHER = Path(__file__).with_name("matcher")
+MATCHER = Path(__file__).parents[1] / "matcher"
 # real logs from the project's fixtures offered as samples on /diagnose/, in order of preference;
 # the first four whose diagnosis names exactly the labelled failure are shown, titled by the report
 SAMPLE_CASES = ("107", "014", "104", "115", "012", "118", "011", "001")
@@ -92,7 +92,7 @@ def write_samples(corpus: Corpus, repo_root: Path, doctor: Path, rules: dict | N
     """Copy the sample logs and write samples.json: each sample's button says what the doctor
     will answer for it (the root finding's title), and a sample whose diagnosis is not exactly
     its labelled failure is not offered."""
-    from .matcher import Diagnoser  # noqa: PLC0415 - the build needs it only here
+    from generator.matcher import Diagnoser  # noqa: PLC0415 - the build needs it only here
 
     fixtures = repo_root / "tests" / "fixtures" / "logs"
     labels_path = fixtures / "labels.yaml"

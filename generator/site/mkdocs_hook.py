@@ -17,16 +17,20 @@ from pathlib import Path
 
 from mkdocs.exceptions import Abort
 
-from generator import csp, page_guard, search_index
-from generator.build_lock import BuildLock
-from generator.checks import run_checks
-from generator.corpus import corpus_from_files
-from generator.errors import CorpusError, KbError
-from generator.load import load_corpus_files
-from generator.render import pages, write_pages
-from generator.site_assets import write_doctor
+from generator.site import csp
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from generator.site import page_guard
+
+from generator.site import search_index
+from generator.site.build_lock import BuildLock
+from generator.corpus.checks import run_checks
+from generator.corpus.validated import corpus_from_files
+from generator.errors import CorpusError, KbError
+from generator.corpus.load import load_corpus_files
+from generator.site.render import pages, write_pages
+from generator.site.assets import write_doctor
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 _state: dict = {}  # the corpus loaded before the build, reused after it
 _lock = BuildLock(REPO_ROOT)  # one build at a time in this checkout: held from pre-build to post-build
 

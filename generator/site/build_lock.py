@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import BuildError
+from generator.errors import BuildError
 
 WAIT_S = 600.0
 

@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from . import config, hsscan, re2scan
-from .errors import InputError
-from .matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
-from .matcher.job import Job
-from .matcher.redact import Redactor
+from generator import config
+
+from generator.matcher.native import hsscan
+
+from generator.matcher.native import re2scan
+from generator.errors import InputError
+from generator.matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
+from generator.matcher.job import Job
+from generator.matcher.redact import Redactor
 
 # The corpus, pydantic and YAML are imported only when the rules must be rebuilt or labels
 # read: a diagnosis with current rules starts in a fraction of the time.
@@ -30,7 +34,7 @@ ENTRIES = Path("kb/entries")
 
 def packaged_rules() -> Path | None:
     """The rules compiled into an installed package (setup.py writes them at build time), if any."""
-    path = Path(__file__).with_name("data") / "rules.json"
+    path = Path(__file__).parents[1] / "data" / "rules.json"
     return path if path.is_file() else None
 
 
@@ -46,10 +50,10 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
         raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json, run from a "
                          "checkout of the atlas, or install it (pip install .) so the rules come with it")
     newest = max((p.stat().st_mtime for p in entries.rglob("*.yaml")), default=0.0)
-    code = Path(__file__).with_name("export.py").stat().st_mtime
+    code = (Path(__file__).parents[1] / "exports" / "rules.py").stat().st_mtime
     if not DEFAULT_RULES.exists() or DEFAULT_RULES.stat().st_mtime < max(newest, code):
-        from .corpus import load_corpus
-        from .export import write_rules
+        from generator.corpus.validated import load_corpus
+        from generator.exports.rules import write_rules
 
         write_rules(load_corpus(entries), DEFAULT_RULES)
         os.utime(DEFAULT_RULES)  # current now, even when the rebuilt rules were identical (not rewritten)
@@ -167,7 +171,7 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
         return _gate(reports, fail_on)
     workers = min(jobs or os.cpu_count() or 1, len(files))
     if workers > 1 and "-" not in files:
-        from .diagnose_workers import diagnose_in_workers  # noqa: PLC0415 - only for many inputs
+        from generator.cli.workers import diagnose_in_workers  # noqa: PLC0415 - only for many inputs
 
         report = diagnose_in_workers(rules, engine, files, workers, max_unpacked)
     else:
@@ -189,8 +193,8 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
 
 
 def run_rules(output: Path) -> int:
-    from .corpus import load_corpus
-    from .export import write_rules
+    from generator.corpus.validated import load_corpus
+    from generator.exports.rules import write_rules
 
     rules = write_rules(load_corpus(ENTRIES), output)
     print(f"kb rules: wrote {output} ({len(rules['entries'])} entries, {len(rules['signatures'])} signatures, "

@@ -16,12 +16,20 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from . import atomic, config, datasets, fleet_exports, search_index
-from .corpus import Corpus
-from .export import compile_rules
-from .errors import relative_path
-from .model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
-from .safety import escape_attribute, escape_markdown, escape_text, fence, safe_url
+from generator import atomic
+
+from generator import config
+
+from generator.exports import datasets
+
+from generator.exports import fleet as fleet_exports
+
+from generator.site import search_index
+from generator.corpus.validated import Corpus
+from generator.exports.rules import compile_rules
+from generator.errors import relative_path
+from generator.corpus.model import CATEGORIES, CATEGORY_TITLES, SEVERITIES, Entry
+from generator.corpus.safety import escape_attribute, escape_markdown, escape_text, fence, safe_url
 
 TEMPLATES = Path(__file__).with_name("templates")
 GENERATED = ("entries", "categories", "xid", "data")

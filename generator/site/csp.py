@@ -3,7 +3,7 @@
 Every script the site runs is a file of its own origin; the theme's few inline helpers are
 replaced by files (overrides/partials/javascripts/, docs/javascripts/md-*.js). So the policy
 lists no hashes at all: whatever a page happens to contain inline, it never runs, and the
-build refuses such a page anyway (``generator.page_guard``). Each page gets the policy as a
+build refuses such a page anyway (``generator.site.page_guard``). Each page gets the policy as a
 <meta> tag while MkDocs writes it (static hosts that cannot set headers still enforce it), and
 ``_headers`` carries it for hosts that can send headers, so the worker script is covered too.
 """

@@ -15,11 +15,13 @@ import json
 import re
 from pathlib import Path
 
-from . import __version__, atomic
-from .errors import InputError
-from .corpus import Corpus
-from .literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
-from .model import Entry
+from generator import __version__
+
+from generator import atomic
+from generator.errors import InputError
+from generator.corpus.validated import Corpus
+from generator.corpus.literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
+from generator.corpus.model import Entry
 
 RULES_FORMAT = "kb.rules/1"
 

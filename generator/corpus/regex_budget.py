@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-from .errors import KbError
+from generator.errors import KbError
 
 SECONDS = 1.0
 

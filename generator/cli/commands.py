@@ -13,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-from . import __version__
-from .errors import CorpusError, KbError, Problem, plural
-from .categories import CATEGORIES
+from generator import __version__
+from generator.errors import CorpusError, KbError, Problem, plural
+from generator.corpus.categories import CATEGORIES
 
 REPO_ROOT = Path.cwd()
 SCHEMA_PATH = Path("kb/schema/entry.schema.json")
@@ -35,7 +35,7 @@ def _print_problems(problems: list[Problem]) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .corpus import load_corpus
+    from generator.corpus.validated import load_corpus
 
     root = Path(args.root)
     try:
@@ -50,7 +50,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def schema_text() -> str:
-    from .model import entry_json_schema
+    from generator.corpus.model import entry_json_schema
 
     return json.dumps(entry_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
@@ -61,7 +61,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.check:
         current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != text:
-            print(f"{target}: out of date with generator/model.py; run 'kb schema' and commit the result", file=sys.stderr)
+            print(f"{target}: out of date with generator/corpus/model.py; run 'kb schema' and commit the result", file=sys.stderr)
             return 1
         print(f"kb schema: {target} is current")
         return 0
@@ -72,8 +72,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .corpus import load_corpus
-    from .render import pages, write_pages
+    from generator.corpus.validated import load_corpus
+    from generator.site.render import pages, write_pages
 
     try:
         corpus = load_corpus(Path(args.root))
@@ -81,7 +81,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         _print_problems(exc.problems)
         print(f"kb build: {exc}; nothing was written", file=sys.stderr)
         return 1
-    from .build_lock import BuildLock
+    from generator.site.build_lock import BuildLock
 
     lock = BuildLock(REPO_ROOT)
     lock.hold()
@@ -95,7 +95,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from .diagnose_cli import run_rules
+    from generator.cli.diagnose import run_rules
 
     return run_rules(Path(args.output))
 
@@ -115,7 +115,7 @@ def _size(text: str) -> int:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    from .diagnose_cli import run_diagnose
+    from generator.cli.diagnose import run_diagnose
 
     return run_diagnose(args.log, args.format, Path(args.rules) if args.rules else None, args.engine,
                         max_unpacked=args.max_unpacked, jobs=args.jobs, fail_on=args.fail_on, quiet=args.quiet,
@@ -123,14 +123,14 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .diagnose_cli import run_eval
+    from generator.cli.diagnose import run_eval
 
     return run_eval(Path(args.folder), Path(args.rules) if args.rules else None, args.engine, args.min_top1,
                     summary=args.summary)
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from .scaffold import new_entry
+    from generator.cli.scaffold import new_entry
 
     path = new_entry(args.id, args.category, Path(args.root))
     print(f"kb new: wrote {path}; fill in every TODO: value, then run 'kb validate' and 'make serve'")
@@ -138,8 +138,8 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    from .fmt import format_file
-    from .load import entry_files
+    from generator.corpus.fmt import format_file
+    from generator.corpus.load import entry_files
 
     paths: list[Path] = []
     for target in args.paths or ["kb/entries"]:
@@ -158,7 +158,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from .fieldref import update
+    from generator.corpus.fieldref import update
 
     guide = Path(args.guide)
     try:
@@ -166,7 +166,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise KbError(str(exc)) from None
     if args.check and not current:
-        print(f"{guide}: the field reference is out of date with generator/model.py; run 'kb docs'", file=sys.stderr)
+        print(f"{guide}: the field reference is out of date with generator/corpus/model.py; run 'kb docs'", file=sys.stderr)
         return 1
     print(f"kb docs: {guide} " + ("is current" if current else "updated"))
     return 0
@@ -285,7 +285,7 @@ class _Version(argparse.Action):
     """`kb --version`: the package version and the corpus hash of the rules `kb diagnose` would use."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
-        from .diagnose_cli import ensure_rules  # noqa: PLC0415
+        from generator.cli.diagnose import ensure_rules  # noqa: PLC0415
 
         try:
             rules = ensure_rules(None)

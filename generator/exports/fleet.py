@@ -26,10 +26,10 @@ import json
 import os
 import re
 
-from . import __version__
-from .corpus import Corpus
-from .export import compile_rules
-from .model import Entry
+from generator import __version__
+from generator.corpus.validated import Corpus
+from generator.exports.rules import compile_rules
+from generator.corpus.model import Entry
 
 LOKI_FORMAT = "kb.loki/1"
 # where the annotations point: the site's address (mkdocs.yml's site_url default; KB_SITE_URL overrides both)
