@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from noise import write_log  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 
-from generator import hsscan  # noqa: E402
+from generator.matcher.native import hsscan  # noqa: E402
 from generator.corpus.validated import load_corpus  # noqa: E402
 
 _CLASS_ESCAPES = {"d": "0-9", "s": "[:space:]", "w": "[:alnum:]_"}

@@ -11,7 +11,7 @@ from generator.corpus.validated import Corpus
 from generator.exports.rules import compile_rules
 from generator.matcher import Diagnoser, to_json, to_markdown, to_text
 from generator.corpus.model import Entry
-from generator.re2scan import Re2Scanner, available
+from generator.matcher.native.re2scan import Re2Scanner, available
 
 from conftest import ROOT
 
