@@ -29,6 +29,9 @@ RULES = [
     (None, "container-runtime-legacy-invocation", "container-nvidia-runtime-not-registered",
      "the proposed id was written as the entry container-nvidia-runtime-not-registered (--runtime=nvidia with no "
      "runtime of that name registered)"),
+    (None, "cuda-driver-insufficient", "cuda-unsupported-ptx-version",
+     "CUDA error 222 (PTX from an unsupported toolchain) is the driver being older than the toolkit that "
+     "compiled the code, named by the message the driver gives when it must compile that PTX itself"),
     (None, "slurm-login-node-no-gpu", "host-nvidia-smi-not-found",
      "the proposed id was written as the general entry host-nvidia-smi-not-found: 'nvidia-smi: command not found' "
      "is the same line on a login node, a host without a driver and a container started without GPUs, and the "
