@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# the CLI's cache (compiled Hyperscan databases, rules analysed) in a folder of this run, never the
+# user's: a test sees the cold path unless it made the cache itself; processes it starts inherit it
+os.environ["KB_CACHE_DIR"] = tempfile.mkdtemp(prefix="kb-test-cache-")
 
 
 @dataclass

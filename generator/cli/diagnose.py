@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 from generator import config
 
-from generator.matcher.native import hsscan
+from generator.matcher.native import cache, hsscan
 
 from generator.matcher.native import re2scan
 from generator.errors import InputError
@@ -42,11 +42,11 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
     """The rules to use: the given file; in a checkout, build/rules.json rebuilt when the corpus
     changed; elsewhere, the rules compiled into the installed package."""
     if rules_path is not None:
-        return load_rules(rules_path)
+        return _load(rules_path)
     if not entries.is_dir():
         packaged = packaged_rules()
         if packaged is not None:
-            return load_rules(packaged)
+            return _load(packaged)
         raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json, run from a "
                          "checkout of the atlas, or install it (pip install .) so the rules come with it")
     newest = max((p.stat().st_mtime for p in entries.rglob("*.yaml")), default=0.0)
@@ -57,7 +57,24 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
 
         write_rules(load_corpus(entries), DEFAULT_RULES)
         os.utime(DEFAULT_RULES)  # current now, even when the rebuilt rules were identical (not rewritten)
-    return load_rules(DEFAULT_RULES)
+    return _load(DEFAULT_RULES)
+
+
+def _load(path: Path) -> dict:
+    """Load rules, analysing their patterns unless this very content (by its verified hash) passed
+    the analysis before on this machine; a pass is remembered in the cache folder."""
+    passed: list[str] = []
+
+    def analysed(rules_hash: str) -> bool:
+        if cache.read(cache.analysed_marker(rules_hash)) is not None:
+            passed.append(rules_hash)
+            return True
+        return False
+
+    rules = load_rules(path, analysed)
+    if not passed:
+        cache.write(cache.analysed_marker(rules["hash"]), b"")
+    return rules
 
 
 def make_diagnoser(rules: dict, engine: str = "auto") -> Diagnoser:

@@ -94,18 +94,21 @@ class Source:
         if not chunks:
             return
         self.progress.feed(chunks)
+        matcher = self.job.diagnoser.matcher
         for chunk in chunks:
             data = chunk.data
-            self.job.stalls.chunk(data)
-            if self.index not in self.job.boots and b"kernel: [" in data:
+            candidates, markers = matcher.scan(data)
+            if b" ranks: " in markers:
+                self.job.stalls.chunk(data)
+            if b"kernel: [" in markers and self.index not in self.job.boots:
                 self._learn_boot(data)
-            if b'"MainThread"' in data or self.spy is not None:
+            if b'"MainThread"' in markers or self.spy is not None:
                 if self.spy is None:
                     self.spy = PySpyReader(self.index)
                     self.job.spies.append(self.spy)
                 for line in data.decode("utf-8", errors="replace").splitlines():
                     self.spy.line(line)
-        self._add(self.job.diagnoser.matcher.hits(chunks))
+            self._add(matcher.hits_in(chunk, candidates))
 
     def _add(self, hits: Iterable[Hit]) -> None:
         info, tally, index = self.info, self.job.tally, self.index

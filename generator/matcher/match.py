@@ -20,7 +20,7 @@ from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, pars
                     parse_sxid, parse_time, parse_xid)
 from .read import MAX_LINE_BYTES, Chunk
 from .rules import compiled
-from .scan import LiteralScanner, Scanner
+from .scan import MARKERS, LiteralScanner, Scanner
 
 _BLOCK_FIELD = re.compile(r"^\s*(rank|host|exitcode|local_rank|error_file|time)\s*:\s*(.+?)\s*$")
 _BLOCK_HEADER = re.compile(r"^\s*\[\d+\]:\s*$")  # '[0]:' opens one failure of a torchrun summary
@@ -94,44 +94,58 @@ class Matcher:
         self.scanner: Scanner = scanner or LiteralScanner(self.anchors)
         self.memo: dict[tuple, list[tuple[str, str | None, dict, Context]]] = {}
 
+    def scan(self, data: bytes) -> tuple[list, frozenset[bytes]]:
+        """A chunk's candidate lines, and which of the readers' MARKERS it holds."""
+        lines = self.scanner.candidate_lines(data)
+        seen = getattr(self.scanner, "markers_seen", None)
+        if seen is None:
+            seen = frozenset(m for m in MARKERS if m in data)
+        return lines, seen
+
     def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
         for chunk in chunks:
-            data = chunk.data
-            line = chunk.first_line
-            cursor = 0
-            for start, end, anchors in self.scanner.candidate_lines(data):
-                line += data.count(b"\n", cursor, start)
-                cursor = start
-                raw = data[start:min(end, start + MAX_LINE_BYTES)]
-                text = raw.decode("utf-8", errors="replace")
-                wanted = None
-                if anchors is not None:  # only the signatures listed under the anchors on this line
-                    wanted = frozenset().union(*(self.anchor_signatures[i] for i in anchors))
-                found = self.match_line(text, line, wanted)
-                if found and "Root Cause (first observed failure)" in text:
-                    block = self._block_fields(data, end)
+            yield from self.hits_in(chunk, self.scanner.candidate_lines(chunk.data))
+
+    def hits_in(self, chunk: Chunk, candidates: list) -> Iterator[Hit]:
+        """The hits on a chunk's candidate lines (from ``scan``)."""
+        by_signature = getattr(self.scanner, "names_signatures", False)
+        data = chunk.data
+        line = cursor = -1
+        for start, end, anchors in candidates:
+            line = chunk.line_at(start) if cursor < 0 else line + data.count(b"\n", cursor, start)
+            cursor = start
+            raw = data[start:min(end, start + MAX_LINE_BYTES)]
+            text = raw.decode("utf-8", errors="replace")
+            wanted = None
+            if anchors is not None and by_signature:  # the scanner names the signatures that matched
+                wanted = anchors
+            elif anchors is not None:  # only the signatures listed under the anchors on this line
+                wanted = frozenset().union(*(self.anchor_signatures[i] for i in anchors))
+            found = self.match_line(text, line, wanted)
+            if found and "Root Cause (first observed failure)" in text:
+                block = self._block_fields(data, end)
+                for h in found:
+                    h.fields.update(block)
+                    h.fields["first_failure"] = True  # torchelastic names the first failing worker here
+                    if "rank" in block and h.context.rank is None:
+                        h.context.rank = block["rank"]
+                    if "host" in block and not h.context.host:
+                        h.context.host = block["host"]
+            elif found and "failed (exitcode:" in text and "local_rank:" in text:
+                for h in found:
+                    h.fields["first_failure"] = True  # the elastic agent's line for the worker that failed
+            elif found and "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
+                gpu = parse_fallen_gpu(data[max(0, start - 400):start].decode("utf-8", errors="replace"))
+                for h in found:
+                    if gpu and "pci" not in h.fields:
+                        h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
+            elif found and text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
+                # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
+                gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
+                if gpu:
                     for h in found:
-                        h.fields.update(block)
-                        h.fields["first_failure"] = True  # torchelastic names the first failing worker here
-                        if "rank" in block and h.context.rank is None:
-                            h.context.rank = block["rank"]
-                        if "host" in block and not h.context.host:
-                            h.context.host = block["host"]
-                elif found and "failed (exitcode:" in text and "local_rank:" in text:
-                    for h in found:
-                        h.fields["first_failure"] = True  # the elastic agent's line for the worker that failed
-                elif found and "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
-                    gpu = parse_fallen_gpu(data[max(0, start - 400):start].decode("utf-8", errors="replace"))
-                    for h in found:
-                        if gpu and "pci" not in h.fields:
-                            h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
-                elif found and text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
-                    # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
-                    gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
-                    if gpu:
-                        for h in found:
-                            h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
-                yield from found
+                        h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
+            yield from found
 
     def match_line(self, text: str, line: int, wanted: frozenset[int] | None = None) -> list[Hit]:
         """Hits for one line; progress-bar carriage returns split it into segments.

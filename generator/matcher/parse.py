@@ -123,13 +123,28 @@ def _noyear(month: int, day: int, hh: int, mm: int, ss: int) -> float:
     return float(calendar.timegm((2000, month, day, hh, mm, ss)))
 
 
-def parse_context(line: str) -> Context:
-    ctx = Context(time=parse_time(line))
-    for rx in _RANK_PATTERNS:
+# the text each rank pattern needs, checked with `in` first (a line without it is not searched);
+# None: the pattern needs a digit at the line's start instead
+_RANK_GUARDS = ("ank", "[default", None, "ank", "ank", "task ", "ank", "ank", "<std")
+assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
+
+
+def parse_rank(line: str) -> int | None:
+    """The rank a line's prefix or text names, if any (the rank part of parse_context)."""
+    for guard, rx in zip(_RANK_GUARDS, _RANK_PATTERNS):
+        if guard is None:
+            if not line[:1].isdigit():
+                continue
+        elif guard not in line:
+            continue
         m = rx.search(line)
         if m:
-            ctx.rank = int(m.group(1))
-            break
+            return int(m.group(1))
+    return None
+
+
+def parse_context(line: str) -> Context:
+    ctx = Context(time=parse_time(line), rank=parse_rank(line))
     m = _SYSLOG.match(line)
     if m:
         ctx.host = m.group(6)

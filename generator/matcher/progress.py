@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .parse import parse_context, parse_time
+from .parse import parse_context, parse_rank, parse_time
 from .read import Chunk
 from .sources import SourceInfo
 
@@ -30,7 +30,8 @@ _PROGRESS = tuple(re.compile(p) for p in (
     rb"Iteration\s{0,12}(\d{1,9})\s{0,4}/\s{0,12}\d{1,9}",
     rb"step\s{0,2}[=:]\s{0,4}(\d{1,9})\b",                   # step=100, step: 100, global_step=100
     rb"Step\s{0,2}[=:]\s{0,4}(\d{1,9})\b",
-    rb"[Ss]tep\s(\d{1,9})\s{0,2}/\s{0,2}\d{1,9}",              # Step 100/1000
+    rb"Step\s(\d{1,9})\s{0,2}/\s{0,2}\d{1,9}",                 # Step 100/1000
+    rb"step\s(\d{1,9})\s{0,2}/\s{0,2}\d{1,9}",                 # (a class first would cost a scan at every byte)
     rb"\|\s{0,2}(\d{1,9})/\d{1,9}\s\[\d",                      # tqdm: 45%|####5     | 120/266 [00:10<00:12
     rb"iter(?:ation)?\s{0,2}[=:]\s{0,4}(\d{1,9})\b",          # iter: 100, iteration=100
 ))
@@ -81,16 +82,32 @@ class SourceProgress:
         found = sorted((m.start(), m) for rx in _PROGRESS for m in rx.finditer(data, window))
         if not found:
             return
-        line, cursor = chunk.first_line, 0
-        for pos, m in found[-PER_CHUNK:]:  # the last lines count: each rank's last progress
+        # the last lines count: each rank's last progress. From the end back, the first line of a
+        # rank is its last; earlier lines of a rank already seen are skipped before their context
+        # (time, host) is parsed, which is what costs.
+        kept: list[tuple[int, str, int]] = []
+        ranks: set[int | None] = set()
+        taken_from = len(data) + 1
+        for pos, m in reversed(found[-PER_CHUNK:]):
             start = data.rfind(b"\n", 0, pos) + 1
-            if start < cursor:
-                continue  # a second counter on a line already taken
-            line += data.count(b"\n", cursor, start)
-            cursor = start
+            if start >= taken_from:  # another counter on a line already seen: the first on a line counts
+                if kept and kept[-1][0] == start:
+                    kept[-1] = (start, kept[-1][1], int(m.group(1)))
+                continue
             end = data.find(b"\n", m.end())
             text = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
-            self.tracker.mark(self.index, self.info, text, int(m.group(1)), line)
+            rank = parse_rank(text)
+            if rank in ranks:
+                taken_from = start
+                continue
+            ranks.add(rank)
+            kept.append((start, text, int(m.group(1))))
+            taken_from = start
+        line = cursor = -1
+        for start, text, step in reversed(kept):
+            line = chunk.line_at(start) if cursor < 0 else line + data.count(b"\n", cursor, start)
+            cursor = start
+            self.tracker.mark(self.index, self.info, text, step, line)
 
     def _latest(self, data: bytes) -> None:
         """The time of the piece's last line: how long the job went on after its last progress."""

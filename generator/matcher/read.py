@@ -29,6 +29,13 @@ class Chunk:
 
     data: bytes
     first_line: int  # number of the first line in ``data``
+    lfs: int = -1  # LFs in ``data`` when the reader counted them anyway (-1: not counted)
+
+    def line_at(self, pos: int) -> int:
+        """The number of the line that holds byte ``pos``: LFs counted from the nearer end."""
+        if self.lfs >= 0 and pos > len(self.data) // 2:
+            return self.first_line + self.lfs - self.data.count(b"\n", pos)
+        return self.first_line + self.data.count(b"\n", 0, pos)
 
 
 @dataclass
@@ -49,6 +56,21 @@ def clean(data: bytes) -> bytes:
     if b"\x1b" in data:
         data = _ANSI.sub(b"", data)
     return data
+
+
+def _may_hold_long_line(body: bytes) -> bool:
+    """False when no line of ``body`` can be longer than MAX_LINE_BYTES, found without splitting it.
+
+    If every window of half the limit holds an LF, no two LFs are further apart than the limit.
+    A few ``find`` calls per MiB instead of a split into every line; True only sends the body to
+    the exact line-by-line path.
+    """
+    half = MAX_LINE_BYTES // 2
+    find = body.find
+    for at in range(0, len(body), half):
+        if find(b"\n", at, at + half) < 0:
+            return True
+    return False
 
 
 class ChunkReader:
@@ -105,9 +127,10 @@ class ChunkReader:
 
     def _lines(self, body: bytes, out: list[Chunk]) -> None:
         """Emit complete lines; an over-long one goes out in pieces under its own number."""
-        if len(body) <= MAX_LINE_BYTES or max(map(len, body.split(b"\n"))) <= MAX_LINE_BYTES:
-            out.append(Chunk(clean(body), self.line))
-            self.line += body.count(b"\n")
+        if len(body) <= MAX_LINE_BYTES or not _may_hold_long_line(body):
+            lfs = body.count(b"\n")  # clean() removes neither LF nor anything that holds one
+            out.append(Chunk(clean(body), self.line, lfs))
+            self.line += lfs
             return
         run: list[bytes] = []
         run_start = self.line

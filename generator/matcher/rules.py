@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Callable
 
 from .backtracking import risks
 from .errors import RulesError
@@ -115,7 +116,10 @@ def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
     return None
 
 
-def load(path: str | Path) -> dict:
+def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dict:
+    """Read and check a rules file. ``analysed(hash)`` says whether a rules document with that
+    hash already passed the pattern analysis (the CLI remembers passes); such a document, its
+    hash verified, is not analysed again."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -135,4 +139,5 @@ def load(path: str | Path) -> dict:
         raise RulesError(f"{path}: not a rules file: JSON nested too deeply; rebuild it with 'kb rules'") from None
     except ValueError as exc:  # e.g. an integer of thousands of digits
         raise RulesError(f"{path}: not a rules file: {str(exc)[:100]}; rebuild it with 'kb rules'") from None
-    return check(doc, str(path))
+    known = analysed is not None and isinstance(doc, dict) and isinstance(doc.get("hash"), str) and analysed(doc["hash"])
+    return check(doc, str(path), analyse=not known)

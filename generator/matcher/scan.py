@@ -15,12 +15,20 @@ from __future__ import annotations
 from typing import Iterable, Protocol
 
 
+# Texts the job's readers look for in a whole chunk before they look closer: a kernel line that
+# reveals the boot time, a py-spy dump, a Horovod stall report. A scanner that can note them in
+# its own pass says which it saw (``markers_seen``, set by each ``candidate_lines`` call);
+# otherwise each is searched for with ``in``, one pass over the chunk apiece.
+MARKERS = (b"kernel: [", b'"MainThread"', b" ranks: ")
+
+
 class Scanner(Protocol):
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int] | None]]:
         """Sorted, distinct lines that may match: (start, end, anchors found on the line).
 
         ``end`` excludes the LF. The third item names the anchors (by index) seen on the
-        line, so only their signatures need checking; None means "check everything".
+        line, so only their signatures need checking; None means "check everything". A
+        scanner whose ``names_signatures`` is true names the signatures themselves instead.
         """
 
 

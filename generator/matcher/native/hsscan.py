@@ -3,93 +3,148 @@
 Hyperscan (the ``hyperscan`` package on PyPI, a binding of Intel's library) compiles all the
 patterns into one automaton and reports where each matches, at several hundred MB/s. Like the
 RE2 scanner it only finds candidate lines: the matcher then runs the real Python patterns on
-them, so every engine gives the same report (a parity test holds it). A pattern Hyperscan
-cannot compile is replaced by its required literals, still exact after verification. Optional:
-``--engine auto`` uses it when installed, then RE2, then the pure-Python scanner.
+them, so every engine gives the same report (a parity test holds it).
+
+Each signature is compiled in its byte form (``bytepattern``: a pattern as wide as needed for
+bytes, never narrower), so a match names the signature itself: the matcher checks only the
+signatures that matched on a line, not every signature whose literal the line holds. A pattern
+without a byte form, or one Hyperscan rejects, is replaced by its required literals (still
+exact after the matcher's check).
+
+Compiling some 800 patterns takes a second or two, longer than scanning a 100 MiB log, so the
+compiled database is kept in the CLI's cache folder (``cache``), named by a hash of the
+expressions and the library's version; one that cannot be read or loaded is compiled again.
+Optional: ``--engine hyperscan`` asks for it; ``--engine auto`` prefers RE2 (bench/results.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
-from .re2scan import _segment_anchors
+from ..scan import MARKERS
+from . import cache
+from .bytepattern import Unsupported, to_bytes
 
 try:  # optional dependency
     import hyperscan  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - exercised when hyperscan is absent
     hyperscan = None
 
+ANCHOR = -1  # owner of an expression that is one of the matcher's own anchors (Xid parser...)
+MARKER = -2  # owners from here down: the readers' markers (scan.MARKERS), noted but no candidate line
+
 
 def available() -> bool:
     return hyperscan is not None
 
 
-# Constructs whose meaning on bytes differs from Python's on text: `.` and negated classes take
-# one byte where Python takes one character (a curly quote is three bytes), \w \s \d \b are
-# ASCII-only on bytes. Patterns with them are prefiltered by their literals instead; Hyperscan's
-# UTF-8 mode would fix the meaning but takes minutes to compile this many patterns.
-_NOT_BYTE_SAFE = re.compile(r"(?<!\\)(?:\\\\)*(?:\.|\[\^|\\[wWsSdDbB])")
+def _flags(ignore_case: bool) -> int:
+    return (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+            | (hyperscan.HS_FLAG_CASELESS if ignore_case else 0))
 
 
-def _byte_safe(pattern: str) -> bool:
-    return not _NOT_BYTE_SAFE.search(pattern)
-
-
-def _compile(items: list[tuple[bytes, int]]):  # noqa: ANN202 - a hyperscan.Database
+def _compile(items: list[tuple[bytes, bool]]):  # noqa: ANN202 - a hyperscan.Database
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=[e for e, _ in items], ids=list(range(len(items))), elements=len(items), flags=[f for _, f in items])
+    db.compile(expressions=[e for e, _ in items], ids=list(range(len(items))), elements=len(items),
+               flags=[_flags(ci) for _, ci in items])
+    return db
+
+
+def _escape(text: str) -> bytes:
+    return "".join(ch if ch.isascii() and ch.isalnum() else "".join(f"\\x{b:02x}" for b in ch.encode())
+                   for ch in text).encode()
+
+
+def _cached(items: list[tuple[bytes, bool]]):  # noqa: ANN202
+    """The compiled database for ``items``, from the cache when it holds one, else compiled (and kept)."""
+    digest = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), items)).encode()).hexdigest()[:24]
+    name = f"hyperscan-{digest}.db"
+    data = cache.read(name)
+    if data is not None:
+        try:
+            db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)  # compile() makes one; a loaded database needs its own
+            return db
+        except Exception:  # noqa: BLE001 - damaged or from another build of the library: compile instead
+            pass
+    db = _compile(items)
+    cache.write(name, hyperscan.dumpb(db))
     return db
 
 
 class HyperscanScanner:
-    """Candidate lines: where a signature really matches, or an anchor of the matcher's own parsers appears."""
+    """Candidate lines, each with the signatures that matched on it."""
 
-    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str]):
+    names_signatures = True  # the third item of a candidate line: signature indices, not anchors
+
+    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str], cache: bool = True):
         if hyperscan is None:
             raise RuntimeError("hyperscan is not installed")
-        # UTF-8 and Unicode classes: `.` and `\w` mean a character, as in the Python patterns
-        base = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_UTF8
-        wanted: list[tuple[bytes, int, list[bytes]]] = []  # expression, flags, literals to use instead
-        for pattern, ignore_case, literals in patterns:
-            flag = base | (hyperscan.HS_FLAG_CASELESS if ignore_case else 0)
-            lits = [re.escape(lit).encode() for lit in literals]
-            if _byte_safe(pattern):
-                wanted.append((_segment_anchors(pattern.removeprefix("(?i)")).encode(), flag, lits))
-            else:  # its required literals: a superset of its lines, made exact by the matcher's verification
-                wanted.extend((lit, flag, []) for lit in lits)
-        wanted.extend((re.escape(text).encode(), base, []) for text in anchors)
-        try:  # all at once (fast); one pattern Hyperscan lacks sends us to compiling them one by one
-            self.db = _compile([(e, f) for e, f, _ in wanted] or [(rb"\b\B", base)])
+        wanted: list[tuple[bytes, bool, int, list[bytes]]] = []  # expression, caseless, owner, literals instead
+        for index, (pattern, ignore_case, literals) in enumerate(patterns):
+            lits = [_escape(lit) for lit in literals]
+            try:
+                body, folded = to_bytes(pattern)
+                wanted.append((body.encode(), folded or ignore_case, index, lits))
+            except (Unsupported, re.error):
+                wanted.extend((lit, ignore_case, index, []) for lit in lits)
+        wanted.extend((_escape(text), False, ANCHOR, []) for text in anchors)
+        wanted.extend((_escape(marker.decode()), False, MARKER - k, []) for k, marker in enumerate(MARKERS))
+        self.markers_seen: frozenset[bytes] = frozenset()
+        try:  # all at once; one expression Hyperscan rejects sends us to trying them one by one
+            items = [(e, ci) for e, ci, _, _ in wanted]
+            self.db = _cached(items) if cache else _compile(items)
         except Exception:  # noqa: BLE001 - hyperscan.error and friends
-            usable: list[tuple[bytes, int]] = []
-            for expr, flag, literals in wanted:
+            usable: list[tuple[bytes, bool, int, list[bytes]]] = []
+            for expr, ci, owner, lits in wanted:
                 try:
-                    _compile([(expr, flag)])
-                    usable.append((expr, flag))
+                    _compile([(expr, ci)])
+                    usable.append((expr, ci, owner, []))
                 except Exception:  # noqa: BLE001
-                    usable.extend((lit, flag) for lit in literals)  # still exact after the matcher's verification
-            self.db = _compile(usable or [(rb"\b\B", base)])
+                    usable.extend((lit, ci, owner, []) for lit in lits)
+            wanted = usable
+            items = [(e, ci) for e, ci, _, _ in wanted]
+            self.db = (_cached(items) if cache else _compile(items)) if items else None
+        self.owners = [owner for _, _, owner, _ in wanted]
 
     @classmethod
     def for_matcher(cls, matcher) -> "HyperscanScanner":  # noqa: ANN001 - generator.matcher.match.Matcher
         return cls(matcher.patterns, [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")])
 
-    def candidate_lines(self, data: bytes) -> list[tuple[int, int, None]]:
-        ends: list[int] = []
-        self.db.scan(data, match_event_handler=lambda _id, _start, end, _flags, _ctx: ends.append(end))
-        if not ends:
+    def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int]]]:
+        """Candidate lines with the signatures that matched on each; notes the markers seen."""
+        self.markers_seen = frozenset()
+        if self.db is None:
             return []
-        out: list[tuple[int, int, None]] = []
+        found: list[tuple[int, int]] = []
+        add = found.append
+        self.db.scan(data, match_event_handler=lambda id_, _start, end, _flags, _ctx: add((end, id_)))
+        if not found:
+            return []
+        found.sort()
+        owners = self.owners
         size = len(data)
-        last_end = -1
-        for at in sorted(ends):
-            if at <= last_end:
-                continue  # the same line as the last one
-            start = data.rfind(b"\n", 0, max(at - 1, 0)) + 1 if at else 0
-            end = data.find(b"\n", max(at - 1, 0))
-            end = size if end < 0 else end
-            if start <= last_end:
+        out: list[tuple[int, int, frozenset[int]]] = []
+        markers: set[bytes] = set()
+        start = end = -1
+        names: set[int] = set()
+        for at, id_ in found:
+            owner = owners[id_]
+            if owner <= MARKER:
+                markers.add(MARKERS[MARKER - owner])
                 continue
-            out.append((start, end, None))
-            last_end = end
+            pos = at - 1 if at else 0  # the match's last byte (a match ending at $ ends before the LF)
+            if pos > end:
+                if start >= 0:
+                    out.append((start, end, frozenset(names)))
+                start = data.rfind(b"\n", 0, pos) + 1
+                end = data.find(b"\n", pos)
+                end = size if end < 0 else end
+                names = set()
+            if owner != ANCHOR:
+                names.add(owner)
+        if start >= 0:
+            out.append((start, end, frozenset(names)))
+        self.markers_seen = frozenset(markers)
         return out

@@ -1,0 +1,110 @@
+"""The Hyperscan scanner (generator/matcher/native/hsscan.py): what it names, what it keeps in the
+cache folder, and the rules-analysis pass the CLI remembers (generator/matcher/native/cache.py)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from generator.matcher import Diagnoser
+from generator.matcher.scan import MARKERS
+
+hsscan = pytest.importorskip("generator.matcher.native.hsscan")
+pytestmark = pytest.mark.skipif(not hsscan.available(), reason="hyperscan is not installed")
+
+PATTERNS = [
+    ("CUDA error: out of memory", False, ["CUDA error: out of memory"]),
+    (r"NCCL WARN .{0,40}Connection refused", False, ["Connection refused"]),
+    (r"(?i)watchdog caught collective operation timeout", True, ["watchdog caught collective operation timeout"]),
+]
+LOG = (b"step 1 ok\n"
+       b"RuntimeError: CUDA error: out of memory\n"
+       b"node1:12:12 [0] NCCL WARN Call to connect returned Connexion refus\xc3\xa9e \xe2\x80\x93 Connection refused\n"
+       b"kernel: [ 12.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+       b"[Rank 0] WATCHDOG CAUGHT COLLECTIVE OPERATION TIMEOUT\n")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KB_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_each_candidate_line_names_the_signatures_that_matched_and_the_markers_seen() -> None:
+    scanner = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
+    lines = scanner.candidate_lines(LOG)
+    got = [(LOG[s:e].split(b" ")[0], sorted(names)) for s, e, names in lines]
+    assert got == [(b"RuntimeError:", [0]), (b"node1:12:12", [1]), (b"kernel:", []), (b"[Rank", [2])]
+    assert scanner.markers_seen == {b"kernel: ["}
+    assert set(MARKERS) >= scanner.markers_seen
+    assert scanner.candidate_lines(b"nothing here\n") == [] and scanner.markers_seen == frozenset()
+
+
+def test_the_compiled_database_is_kept_and_reused(_own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
+    kept = sorted(_own_cache.glob("hyperscan-*.db"))
+    assert len(kept) == 1 and kept[0].stat().st_size > 0
+
+    def no_compile(items):  # noqa: ANN001, ANN202
+        raise AssertionError("compiled although the cache holds the database")
+
+    monkeypatch.setattr(hsscan, "_compile", no_compile)
+    second = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
+    assert second.candidate_lines(LOG) == first.candidate_lines(LOG)
+
+
+def test_a_damaged_cache_file_is_compiled_again(_own_cache: Path) -> None:
+    hsscan.HyperscanScanner(PATTERNS, [])
+    (kept,) = _own_cache.glob("hyperscan-*.db")
+    kept.write_bytes(b"not a database")
+    again = hsscan.HyperscanScanner(PATTERNS, [])
+    assert [sorted(n) for _, _, n in again.candidate_lines(LOG)] == [[0], [1], [2]]
+    assert kept.read_bytes() != b"not a database"  # replaced by a good one
+
+
+def test_an_unwritable_cache_folder_costs_only_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("KB_CACHE_DIR", str(blocker / "cache"))  # a folder below a file: cannot exist
+    scanner = hsscan.HyperscanScanner(PATTERNS, [])
+    assert len(scanner.candidate_lines(LOG)) == 3
+
+
+def test_the_same_report_as_the_pure_python_scanner_on_multibyte_lines(rules_for_engines: dict) -> None:
+    fast = Diagnoser(rules_for_engines, scanner_factory=hsscan.HyperscanScanner.for_matcher)
+    assert fast.diagnose(io.BytesIO(LOG)) == Diagnoser(rules_for_engines).diagnose(io.BytesIO(LOG))
+
+
+def test_a_rules_file_analysed_once_is_not_analysed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           rules_for_engines: dict) -> None:
+    import json  # noqa: PLC0415
+
+    from generator.cli import diagnose  # noqa: PLC0415
+    from generator.matcher import rules as rules_module  # noqa: PLC0415
+
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(rules_for_engines), encoding="utf-8")
+    calls: list[str] = []
+    real = rules_module.risks
+    monkeypatch.setattr(rules_module, "risks", lambda p: calls.append(p) or real(p))
+    assert diagnose._load(path)["hash"] == rules_for_engines["hash"]
+    analysed = len(calls)
+    assert analysed >= len(rules_for_engines["signatures"])
+    diagnose._load(path)
+    assert len(calls) == analysed  # remembered: not analysed again
+    other = dict(rules_for_engines, generated="another build")
+    other["hash"] = "sha256:" + __import__("hashlib").sha256(rules_module.canonical(other).encode()).hexdigest()
+    path.write_text(json.dumps(other), encoding="utf-8")
+    diagnose._load(path)
+    assert len(calls) == 2 * analysed  # other content: analysed
+
+
+@pytest.fixture(scope="module")
+def rules_for_engines() -> dict:
+    from generator.cli.diagnose import ensure_rules  # noqa: PLC0415
+
+    from conftest import ROOT  # noqa: PLC0415
+
+    return ensure_rules(None, ROOT / "kb" / "entries")
