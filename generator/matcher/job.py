@@ -45,6 +45,7 @@ class Source:
         self.kind: str | None = None
         self.dump = bytearray()
         self.spy: PySpyReader | None = None
+        self.pending: list = []  # chunks whose scan runs in the background, read on the next call
 
     def feed(self, block: bytes) -> int:
         """Take the next piece of this input; returns its bytes seen so far."""
@@ -66,6 +67,7 @@ class Source:
         self.closed = True
         if self.kind != "pickle":
             self._chunks(self.reader.close())
+            self._drain()
         if self.kind == "pickle":
             self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))
         elif self.kind == "json" and len(self.dump) <= MAX_DUMP_BYTES:
@@ -91,24 +93,39 @@ class Source:
             self.job.notes.append(f"{self.info.name}: {exc}")
 
     def _chunks(self, chunks: list) -> None:
+        """Read chunks. A scanner that scans in the background (the CLI's Hyperscan) is handed
+        each chunk at once and the chunk is read on the next call, so that the scan of one chunk
+        runs while the one before it is read; otherwise each chunk is read now."""
         if not chunks:
             return
-        self.progress.feed(chunks)
         matcher = self.job.diagnoser.matcher
-        for chunk in chunks:
-            data = chunk.data
-            candidates, markers = matcher.scan(data)
-            if b" ranks: " in markers:
-                self.job.stalls.chunk(data)
-            if b"kernel: [" in markers and self.index not in self.job.boots:
-                self._learn_boot(data)
-            if b'"MainThread"' in markers or self.spy is not None:
-                if self.spy is None:
-                    self.spy = PySpyReader(self.index)
-                    self.job.spies.append(self.spy)
-                for line in data.decode("utf-8", errors="replace").splitlines():
-                    self.spy.line(line)
-            self._add(matcher.hits_in(chunk, candidates))
+        if not matcher.scans_ahead:
+            for chunk in chunks:
+                self._read(chunk, *matcher.scan(chunk.data))
+            return
+        ready, self.pending = self.pending, [(chunk, matcher.scan_soon(chunk.data)) for chunk in chunks]
+        for chunk, result in ready:
+            self._read(chunk, *result())
+
+    def _drain(self) -> None:
+        ready, self.pending = self.pending, []
+        for chunk, result in ready:
+            self._read(chunk, *result())
+
+    def _read(self, chunk, candidates: list, markers: frozenset[bytes]) -> None:  # noqa: ANN001 - read.Chunk
+        data = chunk.data
+        self.progress.feed([chunk])
+        if b" ranks: " in markers:
+            self.job.stalls.chunk(data)
+        if b"kernel: [" in markers and self.index not in self.job.boots:
+            self._learn_boot(data)
+        if b'"MainThread"' in markers or self.spy is not None:
+            if self.spy is None:
+                self.spy = PySpyReader(self.index)
+                self.job.spies.append(self.spy)
+            for line in data.decode("utf-8", errors="replace").splitlines():
+                self.spy.line(line)
+        self._add(self.job.diagnoser.matcher.hits_in(chunk, candidates))
 
     def _add(self, hits: Iterable[Hit]) -> None:
         info, tally, index = self.info, self.job.tally, self.index

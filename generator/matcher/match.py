@@ -102,6 +102,15 @@ class Matcher:
             seen = frozenset(m for m in MARKERS if m in data)
         return lines, seen
 
+    @property
+    def scans_ahead(self) -> bool:
+        """Whether the scanner can scan a chunk in the background (``submit``)."""
+        return hasattr(self.scanner, "submit")
+
+    def scan_soon(self, data: bytes):  # noqa: ANN201 - a callable giving scan()'s result
+        """Start scanning ``data`` in the background; call the result for what ``scan`` returns."""
+        return self.scanner.submit(data).result
+
     def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
         for chunk in chunks:
             yield from self.hits_in(chunk, self.scanner.candidate_lines(chunk.data))

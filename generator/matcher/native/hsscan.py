@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..scan import MARKERS
 from . import cache
@@ -107,21 +108,32 @@ class HyperscanScanner:
             items = [(e, ci) for e, ci, _, _ in wanted]
             self.db = (_cached(items) if cache else _compile(items)) if items else None
         self.owners = [owner for _, _, owner, _ in wanted]
+        self._worker: ThreadPoolExecutor | None = None  # one thread: all scans share the database's scratch
 
     @classmethod
     def for_matcher(cls, matcher) -> "HyperscanScanner":  # noqa: ANN001 - generator.matcher.match.Matcher
         return cls(matcher.patterns, [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")])
 
+    def submit(self, data: bytes) -> Future:
+        """Scan ``data`` on the scanner's own thread (Hyperscan lets go of the interpreter while it
+        scans); the future gives ``(candidate lines, markers seen)``."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hyperscan")
+        return self._worker.submit(self._scan, data)
+
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int]]]:
         """Candidate lines with the signatures that matched on each; notes the markers seen."""
-        self.markers_seen = frozenset()
+        lines, self.markers_seen = self.submit(data).result()
+        return lines
+
+    def _scan(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes]]:
         if self.db is None:
-            return []
+            return [], frozenset()
         found: list[tuple[int, int]] = []
         add = found.append
         self.db.scan(data, match_event_handler=lambda id_, _start, end, _flags, _ctx: add((end, id_)))
         if not found:
-            return []
+            return [], frozenset()
         found.sort()
         owners = self.owners
         size = len(data)
@@ -146,5 +158,4 @@ class HyperscanScanner:
                 names.add(owner)
         if start >= 0:
             out.append((start, end, frozenset(names)))
-        self.markers_seen = frozenset(markers)
-        return out
+        return out, frozenset(markers)
