@@ -45,23 +45,40 @@ def test_each_candidate_line_names_the_signatures_that_matched_and_the_markers_s
 def test_the_compiled_database_is_kept_and_reused(_own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
     kept = sorted(_own_cache.glob("hyperscan-*.db"))
-    assert len(kept) == 1 and kept[0].stat().st_size > 0
+    assert len(kept) == 2 and all(k.stat().st_size > 0 for k in kept)  # the signatures', the progress lines'
 
     def no_compile(items):  # noqa: ANN001, ANN202
         raise AssertionError("compiled although the cache holds the database")
 
     monkeypatch.setattr(hsscan, "_compile", no_compile)
+    monkeypatch.setattr(hsscan, "to_bytes", no_compile)  # the plan is kept too: no pattern rewritten
     second = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
     assert second.candidate_lines(LOG) == first.candidate_lines(LOG)
+    assert len(list(_own_cache.glob("hyperscan-plan-*"))) == 1
+
+
+def test_the_cache_keeps_the_newest_files_of_each_kind(_own_cache: Path) -> None:
+    import os  # noqa: PLC0415
+
+    from generator.matcher.native import cache  # noqa: PLC0415
+
+    for n in range(cache.KEEP + 3):
+        cache.write(f"hyperscan-plan-{n:04d}", b"{}")
+        os.utime(_own_cache / f"hyperscan-plan-{n:04d}", (1_000_000 + n, 1_000_000 + n))
+    cache.write("hyperscan-0000.db", b"x")  # another kind: not counted with the plans
+    plans = sorted(p.name for p in _own_cache.glob("hyperscan-plan-*"))
+    assert len(plans) == cache.KEEP and plans[0] == "hyperscan-plan-0003"
+    assert (_own_cache / "hyperscan-0000.db").exists()
 
 
 def test_a_damaged_cache_file_is_compiled_again(_own_cache: Path) -> None:
     hsscan.HyperscanScanner(PATTERNS, [])
-    (kept,) = _own_cache.glob("hyperscan-*.db")
-    kept.write_bytes(b"not a database")
+    kept = sorted(_own_cache.glob("hyperscan-*.db"))
+    for path in kept:
+        path.write_bytes(b"not a database")
     again = hsscan.HyperscanScanner(PATTERNS, [])
     assert [sorted(n) for _, _, n in again.candidate_lines(LOG)] == [[0], [1], [2]]
-    assert kept.read_bytes() != b"not a database"  # replaced by a good one
+    assert all(path.read_bytes() != b"not a database" for path in kept)  # replaced by good ones
 
 
 def test_an_unwritable_cache_folder_costs_only_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,6 +87,21 @@ def test_an_unwritable_cache_folder_costs_only_time(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("KB_CACHE_DIR", str(blocker / "cache"))  # a folder below a file: cannot exist
     scanner = hsscan.HyperscanScanner(PATTERNS, [])
     assert len(scanner.candidate_lines(LOG)) == 3
+
+
+def test_progress_lines_are_found_where_the_python_patterns_find_them() -> None:
+    from generator.matcher.progress import PROGRESS, tail_start  # noqa: PLC0415
+
+    body = (b"iteration      100/    1000 | lm loss: 2.1 | step: 5\n"
+            b" 45%|####5     | 120/266 [00:10<00:12, 9.1it/s]\n"
+            b"[rank3]: Step 7/100 global_step=12 iter: 3\n")
+    data = b"noise line that says nothing\n" * 6000 + body  # longer than the tail: only the tail is searched
+    scanner = hsscan.HyperscanScanner(PATTERNS, [])
+    _, _, found = scanner.submit(data).result()
+    window = tail_start(data)
+    assert window > 0
+    expected = sorted({(m.start(), k) for k, rx in enumerate(PROGRESS) for m in rx.finditer(data, window)})
+    assert found == expected and len(found) >= 6
 
 
 def test_the_same_report_as_the_pure_python_scanner_on_multibyte_lines(rules_for_engines: dict) -> None:

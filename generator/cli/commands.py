@@ -262,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
     p.add_argument("--engine", choices=engines, default="auto",
                    help="prefilter engine: hyperscan (needs the hyperscan package), re2 (needs google-re2), python, "
-                        "or auto (RE2, else Hyperscan, else python)")
+                        "or auto (Hyperscan, else RE2, else python); Hyperscan keeps its compiled patterns in "
+                        "$KB_CACHE_DIR (default ~/.cache/gpu-failure-atlas)")
     p.set_defaults(func=cmd_diagnose)
 
     p = sub.add_parser("eval", help="score the diagnosis on a folder of labelled logs",

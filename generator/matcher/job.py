@@ -94,17 +94,18 @@ class Source:
 
     def _chunks(self, chunks: list) -> None:
         """Read chunks. A scanner that scans in the background (the CLI's Hyperscan) is handed
-        each chunk at once and the chunk is read on the next call, so that the scan of one chunk
-        runs while the one before it is read; otherwise each chunk is read now."""
+        each chunk at once and the chunk is read once ``ahead`` later ones are in its hands, so
+        that their scans run while it is read; otherwise each chunk is read now."""
         if not chunks:
             return
         matcher = self.job.diagnoser.matcher
         if not matcher.scans_ahead:
             for chunk in chunks:
-                self._read(chunk, *matcher.scan(chunk.data))
+                self._read(chunk, *matcher.scan(chunk.data), None)
             return
-        ready, self.pending = self.pending, [(chunk, matcher.scan_soon(chunk.data)) for chunk in chunks]
-        for chunk, result in ready:
+        self.pending.extend((chunk, matcher.scan_soon(chunk.data)) for chunk in chunks)
+        while len(self.pending) > matcher.scanner.ahead:
+            chunk, result = self.pending.pop(0)
             self._read(chunk, *result())
 
     def _drain(self) -> None:
@@ -112,9 +113,11 @@ class Source:
         for chunk, result in ready:
             self._read(chunk, *result())
 
-    def _read(self, chunk, candidates: list, markers: frozenset[bytes]) -> None:  # noqa: ANN001 - read.Chunk
+    def _read(self, chunk, candidates: list, markers: frozenset[bytes], progress: list | None) -> None:  # noqa: ANN001
+        """Everything one chunk tells: progress, stall reports, boot time, py-spy dumps, hits.
+        ``progress``: where progress lines start, when the scanner found them (else None)."""
         data = chunk.data
-        self.progress.feed([chunk])
+        self.progress.feed([chunk], progress)
         if b" ranks: " in markers:
             self.job.stalls.chunk(data)
         if b"kernel: [" in markers and self.index not in self.job.boots:

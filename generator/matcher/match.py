@@ -108,7 +108,8 @@ class Matcher:
         return hasattr(self.scanner, "submit")
 
     def scan_soon(self, data: bytes):  # noqa: ANN201 - a callable giving scan()'s result
-        """Start scanning ``data`` in the background; call the result for what ``scan`` returns."""
+        """Start scanning ``data`` in the background; call the result for what ``scan`` returns and
+        the progress lines' starts (``submit`` of the scanner)."""
         return self.scanner.submit(data).result
 
     def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:

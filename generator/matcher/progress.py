@@ -25,7 +25,7 @@ from .sources import SourceInfo
 
 # One pattern per wording, each starting with a literal, so the regex engine skips ahead with a
 # fast substring search (one alternation of all of them reads ten times slower).
-_PROGRESS = tuple(re.compile(p) for p in (
+PROGRESS = tuple(re.compile(p) for p in (
     rb"iteration\s{0,12}(\d{1,9})\s{0,4}/\s{0,12}\d{1,9}",    # Megatron: iteration      100/    1000 |
     rb"Iteration\s{0,12}(\d{1,9})\s{0,4}/\s{0,12}\d{1,9}",
     rb"step\s{0,2}[=:]\s{0,4}(\d{1,9})\b",                   # step=100, step: 100, global_step=100
@@ -35,6 +35,15 @@ _PROGRESS = tuple(re.compile(p) for p in (
     rb"\|\s{0,2}(\d{1,9})/\d{1,9}\s\[\d",                      # tqdm: 45%|####5     | 120/266 [00:10<00:12
     rb"iter(?:ation)?\s{0,2}[=:]\s{0,4}(\d{1,9})\b",          # iter: 100, iteration=100
 ))
+def tail_start(data: bytes) -> int:
+    """Where the part of a piece searched for progress lines starts: the first line that begins in
+    its last TAIL bytes (0 for a piece shorter than that)."""
+    window = max(0, len(data) - TAIL)
+    if window:
+        window = data.find(b"\n", window) + 1 or len(data)
+    return window
+
+
 SILENCE_S = 1800  # alive this long after the last progress line, with no ending in the logs: a hang
 PER_CHUNK = 128
 TAIL = 128 << 10  # of each piece of input (1 MiB), the last bytes searched for progress lines
@@ -69,17 +78,18 @@ class SourceProgress:
         self.index = index
         self.info = info
 
-    def feed(self, chunks: list[Chunk]) -> None:
+    def feed(self, chunks: list[Chunk], found: list[tuple[int, int]] | None = None) -> None:
+        """Read progress lines. ``found``: for a single chunk, where PROGRESS patterns start in its
+        tail (``tail_start``) as (offset, pattern index), when a scanner found them already."""
         for chunk in chunks:
-            self._chunk(chunk)
+            self._chunk(chunk, found)
 
-    def _chunk(self, chunk: Chunk) -> None:
+    def _chunk(self, chunk: Chunk, found: list[tuple[int, int]] | None = None) -> None:
         data = chunk.data
         self._latest(data)
-        window = max(0, len(data) - TAIL)
-        if window:
-            window = data.find(b"\n", window) + 1 or len(data)
-        found = sorted((m.start(), m) for rx in _PROGRESS for m in rx.finditer(data, window))
+        if found is None:
+            window = tail_start(data)
+            found = sorted({(m.start(), k) for k, rx in enumerate(PROGRESS) for m in rx.finditer(data, window)})
         if not found:
             return
         # the last lines count: each rank's last progress. From the end back, the first line of a
@@ -88,7 +98,10 @@ class SourceProgress:
         kept: list[tuple[int, str, int]] = []
         ranks: set[int | None] = set()
         taken_from = len(data) + 1
-        for pos, m in reversed(found[-PER_CHUNK:]):
+        for pos, k in reversed(found[-PER_CHUNK:]):
+            m = PROGRESS[k].match(data, pos)
+            if m is None:
+                continue
             start = data.rfind(b"\n", 0, pos) + 1
             if start >= taken_from:  # another counter on a line already seen: the first on a line counts
                 if kept and kept[-1][0] == start:
@@ -111,7 +124,9 @@ class SourceProgress:
 
     def _latest(self, data: bytes) -> None:
         """The time of the piece's last line: how long the job went on after its last progress."""
-        end = len(data.rstrip(b"\n"))
+        end = len(data)
+        while end and data[end - 1] == 10:  # trailing LFs (without copying the piece as rstrip would)
+            end -= 1
         start = data.rfind(b"\n", 0, end) + 1
         t = parse_time(data[start:end][:200].decode("utf-8", errors="replace"))
         if t and t[0] == "wall" and t[1] > self.tracker.latest:

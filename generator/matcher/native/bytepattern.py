@@ -96,7 +96,7 @@ def _class(items: list) -> tuple[str, bool]:
             raise Unsupported(f"class item {op}")
     if negate:  # any character outside the ASCII members: every high byte too, never a newline
         return "[^" + "".join(members) + "\\n]", True
-    if wide and not any(m.endswith(HIGH) for m in members):
+    if wide and not any(m.endswith(HIGH) or m.endswith("\\xff") for m in members):
         members.append(HIGH)
     return "[" + "".join(members) + "]", wide
 

@@ -10,6 +10,7 @@ cannot be read or written costs only the time: everything is recomputed.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,8 +30,12 @@ def read(name: str) -> bytes | None:
         return None
 
 
+KEEP = 8  # of each kind of file (its name without the hash), the newest kept; older ones go
+
+
 def write(name: str, data: bytes) -> None:
-    """Replace ``name`` whole (a reader never sees half of it); failures are ignored."""
+    """Replace ``name`` whole (a reader never sees half of it); failures are ignored. Each corpus
+    version brings new files, so of each kind only the KEEP newest stay."""
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -38,9 +43,16 @@ def write(name: str, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, folder / name)
+        kind = name.rsplit("-", 1)[0] + "-"  # e.g. hyperscan-plan-, hyperscan-, rules-analysed-py311-
+        same = sorted((p for p in folder.glob(kind + "*") if p.is_file() and p.name.rsplit("-", 1)[0] + "-" == kind),
+                      key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in same[KEEP:]:
+            old.unlink(missing_ok=True)
     except OSError:
         pass
 
 
 def analysed_marker(rules_hash: str) -> str:
-    return "rules-analysed-" + rules_hash.removeprefix("sha256:")
+    """The marker of a rules document that passed the analysis under this Python (whose ``re``
+    compiled its patterns: another version checks them again)."""
+    return f"rules-analysed-py{sys.version_info[0]}{sys.version_info[1]}-" + rules_hash.removeprefix("sha256:")

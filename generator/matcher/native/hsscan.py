@@ -20,9 +20,13 @@ Optional: ``--engine hyperscan`` asks for it; ``--engine auto`` prefers RE2 (ben
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
+from ..progress import PROGRESS, tail_start
 from ..scan import MARKERS
 from . import cache
 from .bytepattern import Unsupported, to_bytes
@@ -32,6 +36,8 @@ try:  # optional dependency
 except ImportError:  # pragma: no cover - exercised when hyperscan is absent
     hyperscan = None
 
+# this module's and the rewrite's source: a plan or database from other code is not reused
+_CODE = hashlib.sha256(b"".join(p.read_bytes() for p in (Path(__file__), Path(__file__).with_name("bytepattern.py")))).hexdigest()
 ANCHOR = -1  # owner of an expression that is one of the matcher's own anchors (Xid parser...)
 MARKER = -2  # owners from here down: the readers' markers (scan.MARKERS), noted but no candidate line
 
@@ -45,10 +51,10 @@ def _flags(ignore_case: bool) -> int:
             | (hyperscan.HS_FLAG_CASELESS if ignore_case else 0))
 
 
-def _compile(items: list[tuple[bytes, bool]]):  # noqa: ANN202 - a hyperscan.Database
+def _compile(items: list[tuple[bytes, bool]], extra: int = 0):  # noqa: ANN202 - a hyperscan.Database
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=[e for e, _ in items], ids=list(range(len(items))), elements=len(items),
-               flags=[_flags(ci) for _, ci in items])
+               flags=[_flags(ci) | extra for _, ci in items])
     return db
 
 
@@ -57,9 +63,9 @@ def _escape(text: str) -> bytes:
                    for ch in text).encode()
 
 
-def _cached(items: list[tuple[bytes, bool]]):  # noqa: ANN202
+def _cached(items: list[tuple[bytes, bool]], extra: int = 0):  # noqa: ANN202
     """The compiled database for ``items``, from the cache when it holds one, else compiled (and kept)."""
-    digest = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), items)).encode()).hexdigest()[:24]
+    digest = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), items, extra)).encode()).hexdigest()[:24]
     name = f"hyperscan-{digest}.db"
     data = cache.read(name)
     if data is not None:
@@ -69,19 +75,59 @@ def _cached(items: list[tuple[bytes, bool]]):  # noqa: ANN202
             return db
         except Exception:  # noqa: BLE001 - damaged or from another build of the library: compile instead
             pass
-    db = _compile(items)
+    db = _compile(items, extra)
     cache.write(name, hyperscan.dumpb(db))
     return db
+
+
+def _read_plan(name: str) -> tuple[list[tuple[bytes, bool]], list[int]] | None:
+    data = cache.read(name)
+    if data is None:
+        return None
+    try:
+        plan = json.loads(data)
+        items = [(str(e).encode("latin-1"), bool(ci)) for e, ci in plan["items"]]
+        owners = [int(o) for o in plan["owners"]]
+    except (ValueError, KeyError, TypeError, UnicodeEncodeError):
+        return None  # damaged: planned again
+    return (items, owners) if len(items) == len(owners) else None
 
 
 class HyperscanScanner:
     """Candidate lines, each with the signatures that matched on it."""
 
     names_signatures = True  # the third item of a candidate line: signature indices, not anchors
+    ahead = 2  # pieces scanned at once, each on its own thread, while the reader reads the one before
 
-    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str], cache: bool = True):
+    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str], use_cache: bool = True):
         if hyperscan is None:
             raise RuntimeError("hyperscan is not installed")
+        # the plan (each expression, its case flag and what it stands for) depends only on the
+        # patterns and this code: kept in the cache too, it spares rewriting every pattern per run
+        plan_name = "hyperscan-plan-" + hashlib.sha256(repr((_CODE, patterns, anchors, MARKERS)).encode()).hexdigest()[:24]
+        plan = _read_plan(plan_name) if use_cache else None
+        if plan is None:
+            items, owners = self._plan(patterns, anchors, use_cache)
+            if use_cache:
+                cache.write(plan_name, json.dumps({"items": [[e.decode("latin-1"), ci] for e, ci in items],
+                                                   "owners": owners}).encode())
+        else:
+            items, owners = plan
+        self.db = (_cached(items) if use_cache else _compile(items)) if items else None
+        self.owners = owners
+        self.markers_seen: frozenset[bytes] = frozenset()
+        # progress patterns, in the tail of each piece only, with where each match starts
+        progress = [(rx.pattern, False) for rx in PROGRESS]
+        self.progress_db = (_cached(progress, hyperscan.HS_FLAG_SOM_LEFTMOST) if use_cache
+                            else _compile(progress, hyperscan.HS_FLAG_SOM_LEFTMOST))
+        self._worker: ThreadPoolExecutor | None = None
+        self._scratch = threading.local()  # each scanning thread needs scratch space of its own
+
+    @staticmethod
+    def _plan(patterns: list[tuple[str, bool, list[str]]], anchors: list[str],
+              use_cache: bool) -> tuple[list[tuple[bytes, bool]], list[int]]:
+        """Every expression to compile with what it stands for: a signature's byte form (or its
+        literals when it has none, or Hyperscan rejects it), an anchor, a marker."""
         wanted: list[tuple[bytes, bool, int, list[bytes]]] = []  # expression, caseless, owner, literals instead
         for index, (pattern, ignore_case, literals) in enumerate(patterns):
             lits = [_escape(lit) for lit in literals]
@@ -92,10 +138,12 @@ class HyperscanScanner:
                 wanted.extend((lit, ignore_case, index, []) for lit in lits)
         wanted.extend((_escape(text), False, ANCHOR, []) for text in anchors)
         wanted.extend((_escape(marker.decode()), False, MARKER - k, []) for k, marker in enumerate(MARKERS))
-        self.markers_seen: frozenset[bytes] = frozenset()
-        try:  # all at once; one expression Hyperscan rejects sends us to trying them one by one
+        try:  # all at once (kept in the cache); one expression Hyperscan rejects: try them one by one
             items = [(e, ci) for e, ci, _, _ in wanted]
-            self.db = _cached(items) if cache else _compile(items)
+            if use_cache:
+                _cached(items)
+            else:
+                _compile(items)
         except Exception:  # noqa: BLE001 - hyperscan.error and friends
             usable: list[tuple[bytes, bool, int, list[bytes]]] = []
             for expr, ci, owner, lits in wanted:
@@ -105,10 +153,7 @@ class HyperscanScanner:
                 except Exception:  # noqa: BLE001
                     usable.extend((lit, ci, owner, []) for lit in lits)
             wanted = usable
-            items = [(e, ci) for e, ci, _, _ in wanted]
-            self.db = (_cached(items) if cache else _compile(items)) if items else None
-        self.owners = [owner for _, _, owner, _ in wanted]
-        self._worker: ThreadPoolExecutor | None = None  # one thread: all scans share the database's scratch
+        return [(e, ci) for e, ci, _, _ in wanted], [owner for _, _, owner, _ in wanted]
 
     @classmethod
     def for_matcher(cls, matcher) -> "HyperscanScanner":  # noqa: ANN001 - generator.matcher.match.Matcher
@@ -116,22 +161,41 @@ class HyperscanScanner:
 
     def submit(self, data: bytes) -> Future:
         """Scan ``data`` on the scanner's own thread (Hyperscan lets go of the interpreter while it
-        scans); the future gives ``(candidate lines, markers seen)``."""
+        scans); the future gives ``(candidate lines, markers seen, progress starts)``, the last as
+        ``progress.SourceProgress.feed`` takes them."""
         if self._worker is None:
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hyperscan")
+            self._worker = ThreadPoolExecutor(max_workers=self.ahead, thread_name_prefix="hyperscan")
         return self._worker.submit(self._scan, data)
 
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int]]]:
         """Candidate lines with the signatures that matched on each; notes the markers seen."""
-        lines, self.markers_seen = self.submit(data).result()
+        lines, self.markers_seen, _ = self.submit(data).result()
         return lines
 
-    def _scan(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes]]:
+    def _scan(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes], list[tuple[int, int]]]:
+        return (*self._lines(data), self._progress(data))
+
+    def _scratches(self) -> tuple:
+        mine = getattr(self._scratch, "pair", None)
+        if mine is None:
+            mine = self._scratch.pair = (hyperscan.Scratch(self.db) if self.db is not None else None,
+                                         hyperscan.Scratch(self.progress_db))
+        return mine
+
+    def _progress(self, data: bytes) -> list[tuple[int, int]]:
+        window = tail_start(data)
+        starts: set[tuple[int, int]] = set()
+        add = starts.add
+        self.progress_db.scan(data[window:], match_event_handler=lambda id_, start, _end, _flags, _ctx: add((window + start, id_)),
+                              scratch=self._scratches()[1])
+        return sorted(starts)
+
+    def _lines(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes]]:
         if self.db is None:
             return [], frozenset()
         found: list[tuple[int, int]] = []
         add = found.append
-        self.db.scan(data, match_event_handler=lambda id_, _start, end, _flags, _ctx: add((end, id_)))
+        self.db.scan(data, match_event_handler=lambda id_, _start, end, _flags, _ctx: add((end, id_)), scratch=self._scratches()[0])
         if not found:
             return [], frozenset()
         found.sort()
