@@ -20,9 +20,10 @@ def _byte_rx(pattern: str) -> re.Pattern:
 @pytest.mark.parametrize(("pattern", "expected"), [
     (r"foo.{0,3}bar", r"foo[^\n]{0,12}bar"),                 # one character may be four bytes
     (r"caf\u00e9 ok", r"caf(?:\xc3\xa9)\x20ok"),            # a non-ASCII literal as its UTF-8 bytes
-    (r"\bXid\b \d+", r"Xid\x20[0-9\x80-\xff]+"),            # boundaries dropped, \d takes any digit
+    (r"\bXid\b \d+ ok", r"Xid\x20[0-9\x80-\xff]+\x20ok"),  # boundaries dropped, \d takes any digit
     (r"a[^b]c", r"a[^\x62\n]{1,4}c"),                       # a negated class: any character but b or LF
     (r"timeout.{0,80}", r"timeout"),                       # a tail that may match nothing is dropped
+    (r"rank \d{1,6}", r"rank\x20[0-9\x80-\xff]"),              # a repeat at the end keeps its least count
     (r"^NVRM: (?:Xid|SXid)", r"(?:^|\r)NVRM\x3a\x20(?:Xid|SXid)"),
 ])
 def test_rewrites(pattern: str, expected: str) -> None:

@@ -18,8 +18,9 @@ One difference is left on purpose: with ``(?i)`` Python also folds the Kelvin si
 the long s onto ``s`` and the dotted/dotless i onto ``i``; the byte patterns are case-insensitive
 for ASCII only, so such a spelling of a signature's words would be missed by this engine.
 
-Trailing items that may match nothing are dropped (a line that has the rest has the whole), so a
-scan reports one match end where ``foo.{0,80}`` would report eighty.
+Trailing items that may match nothing are dropped and a repeat left at the end keeps only its
+least count (a line that has the rest has the whole), so a scan reports one match end where
+``foo.{0,80}`` or ``foo\\S{1,40}`` would report dozens.
 """
 
 from __future__ import annotations
@@ -187,4 +188,20 @@ def to_bytes(pattern: str) -> tuple[str, bool]:
         items.pop()
     if not items:
         raise Unsupported("nothing is required")
-    return _seq(items), ignore_case
+    return _seq(items[:-1]) + _tail(*items[-1]), ignore_case
+
+
+def _tail(op, av) -> str:  # noqa: ANN001
+    """The last item, as short as a superset allows: one match end instead of dozens."""
+    single = _one_char(op, av)
+    if single is not None:
+        return single[0]  # one character: its first byte is enough
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)) and av[0] >= 1:
+        lo, _hi, body = av
+        inner = list(body)
+        if len(inner) == 1 and _one_char(*inner[0]) is not None:
+            text = _one_char(*inner[0])[0]  # lo characters hold at least lo bytes
+        else:
+            text = "(?:" + _seq(inner) + ")"
+        return text + ("" if lo == 1 else "{%d}" % lo)
+    return _item(op, av)
