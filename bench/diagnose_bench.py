@@ -22,7 +22,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +29,7 @@ OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import measure  # noqa: E402
 from noise import write_log  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 
@@ -91,16 +91,11 @@ def to_ere(pattern: str) -> str:
 
 
 def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, bytes]:
-    """Wall seconds, peak RSS in MiB and stdout of one run of ``cmd``."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()
-    proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
+    """Wall seconds, peak RSS in MiB (bench/measure.py) and stdout of one run of ``cmd``."""
+    wall, rss, status, out, _ = measure.timed(cmd, ROOT, env)
+    if status not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed with status {status}")
-    return wall, usage.ru_maxrss / 1024, out
+    return wall, rss, out
 
 
 def main() -> int:

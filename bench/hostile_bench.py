@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import measure  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 
 MiB = 1 << 20
@@ -96,14 +97,11 @@ def write_mixed(path: Path, size: int) -> None:
 
 
 def timed(cmd: list[str]) -> tuple[float, float, bytes]:
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    """Wall seconds, peak RSS in MiB (bench/measure.py) and stdout of one run of ``cmd``."""
+    wall, rss, status, out, err = measure.timed(cmd, ROOT)
+    if status != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()[-400:]}")
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, out
+    return wall, rss, out
 
 
 def browser_gib(site: Path, log: Path) -> tuple[str, float, str]:

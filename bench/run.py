@@ -17,9 +17,7 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +25,7 @@ OUT = ROOT / "bench" / "out"
 RESULTS = ROOT / "bench" / "results.md"
 sys.path.insert(0, str(ROOT / "bench"))
 
+import measure  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 from synth import write_corpus  # noqa: E402
 
@@ -55,17 +54,14 @@ def run_build(corpus: Path, work: Path) -> dict:
     timing.unlink(missing_ok=True)
     env = {**os.environ, "KB_ENTRIES": str(corpus), "KB_HOOK_TIMING": str(timing), "NO_MKDOCS_2_WARNING": "1",
            "PYTHONPATH": str(ROOT)}
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    wall, rss_mib, status, _, err = measure.timed([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f",
+                                                   str(config)], ROOT, env)
+    stderr = err.decode(errors="replace")
     if status != 0:
         raise SystemExit(f"mkdocs build failed for {corpus}:\n{stderr[-3000:]}")
     hook = json.loads(timing.read_text())
     pages = sum(1 for _ in site.rglob("index.html"))
-    return {"wall": wall, "generator": hook["seconds"], "rss_mib": usage.ru_maxrss / 1024, "pages": pages,
+    return {"wall": wall, "generator": hook["seconds"], "rss_mib": rss_mib, "pages": pages,
             "phases": hook["phases"]}
 
 

@@ -129,6 +129,16 @@ _RANK_GUARDS = ("ank", "[default", None, "ank", "ank", "task ", "ank", "ank", "<
 assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
 
 
+_RANK_GUARDS_BYTES = tuple(g.encode() for g in _RANK_GUARDS if g is not None)
+
+
+def may_name_rank(raw: bytes) -> bool:
+    """False when ``parse_rank`` is sure to find no rank in this line (as bytes): none of the
+    guards is in it and it starts with neither a digit nor a non-ASCII character."""
+    head = raw[:1]
+    return head.isdigit() or head >= b"\x80" or any(g in raw for g in _RANK_GUARDS_BYTES)
+
+
 def parse_rank(line: str) -> int | None:
     """The rank a line's prefix or text names, if any (the rank part of parse_context)."""
     for guard, rx in zip(_RANK_GUARDS, _RANK_PATTERNS):

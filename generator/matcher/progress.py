@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .parse import parse_context, parse_rank, parse_time
+from .parse import may_name_rank, parse_context, parse_rank, parse_time
 from .read import Chunk
 from .sources import SourceInfo
 
@@ -108,14 +108,14 @@ class SourceProgress:
                     kept[-1] = (start, kept[-1][1], int(m.group(1)))
                 continue
             end = data.find(b"\n", m.end())
-            text = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
-            rank = parse_rank(text)
+            raw = data[start:end if end >= 0 else len(data)]
+            text = raw.decode("utf-8", errors="replace") if may_name_rank(raw) else None
+            rank = parse_rank(text) if text is not None else None
+            taken_from = start
             if rank in ranks:
-                taken_from = start
                 continue
             ranks.add(rank)
-            kept.append((start, text, int(m.group(1))))
-            taken_from = start
+            kept.append((start, text if text is not None else raw.decode("utf-8", errors="replace"), int(m.group(1))))
         line = cursor = -1
         for start, text, step in reversed(kept):
             line = chunk.line_at(start) if cursor < 0 else line + data.count(b"\n", cursor, start)

@@ -98,13 +98,14 @@ class ChunkReader:
             if rest is None:
                 return out
             block = rest
-        data = self.carry + block if self.carry else block
-        cut = data.rfind(b"\n")
-        if cut >= 0:
-            self._lines(data[: cut + 1], out)
-            data = data[cut + 1:]
+        cut = block.rfind(b"\n")
+        if cut >= 0:  # the carried partial line and the block's complete lines, copied once
+            body = b"".join((self.carry, memoryview(block)[: cut + 1])) if self.carry else block[: cut + 1]
+            self._lines(body, out)
+            self.carry = block[cut + 1:]
             self.partial = False
-        self.carry = data
+        else:
+            self.carry += block
         if len(self.carry) > MAX_LINE_BYTES:
             self._bound_carry(out)
         return out
