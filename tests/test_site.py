@@ -27,7 +27,7 @@ ALLOWED_FOREIGN = {
 def _corpus_urls(corpus: Corpus, edit_prefix: str) -> set[str]:
     """Outside links our own content writes: entry sources and references, sample log sources."""
     urls: set[str] = {edit_prefix}
-    dumps = [yaml.safe_dump(e.model_dump()) for e in corpus.entries]
+    dumps = [yaml.safe_dump(e.model_dump(), allow_unicode=True) for e in corpus.entries]  # URLs as written
     dumps.append((ROOT / "tests" / "fixtures" / "logs" / "labels.yaml").read_text(encoding="utf-8"))
     for dumped in dumps:
         urls.update(m.group(0) for m in re.finditer(r"https?://[^\s'\"<>)]+", dumped))
