@@ -107,3 +107,18 @@ def test_front_matter_cannot_break_out_of_html_attributes() -> None:
     head = pages(_corpus(e), ROOT)["entries/alpha-fault.md"].split("---")[1]
     assert 'onload="' not in head and "<b>" not in head
     assert "&quot;quoted&quot;" in head
+
+
+def test_a_list_right_after_a_paragraph_line_becomes_a_list() -> None:
+    """Prose written as "This happens when:" then "- a case" renders as a list (Python-Markdown
+    needs the blank line that list_breaks adds); code and lists under way are left as they are."""
+    import markdown  # noqa: PLC0415
+
+    from generator.site.render import list_breaks  # noqa: PLC0415
+
+    text = "It fails when:\n- one\n  still one\n- two\n\nThen:\n1. first\n2. second\n```\nkeep:\n- this\n```"
+    html = markdown.markdown(list_breaks(text), extensions=["fenced_code"])
+    assert html.count("<li>") == 4 and "<ul>" in html and "<ol>" in html
+    assert "keep:\n- this" in html  # inside the fence: untouched
+    assert list_breaks("- a\n- b\n\ntext") == "- a\n- b\n\ntext"
+    assert markdown.markdown(text, extensions=["fenced_code"]).count("<li>") == 0  # what it fixes

@@ -205,3 +205,15 @@ def test_the_404_page_links_stay_inside_the_site_path(built_site: Path) -> None:
              if k in ("href", "src") and v and not v.startswith(("http", "#", "mailto:"))]
     assert local and all(v.startswith(path) for v in local), [v for v in local if not v.startswith(path)]
     assert "Page not found" in page and f'action="{path}search/"' in page
+
+
+def test_no_page_prints_a_list_as_a_paragraph(built_site: Path) -> None:
+    """Entry prose with a list right after a paragraph line reaches the page as a list, not as
+    one paragraph of dashes (118 pages did before the renderer added the blank line)."""
+    offenders = []
+    for path in sorted((built_site / "entries").glob("*/index.html")):
+        for m in re.finditer(r"<p>(.*?)</p>", path.read_text(encoding="utf-8"), re.S):
+            if re.search(r"\n(?:- |\d{1,2}\. )\S", m.group(1)):
+                offenders.append(f"{path.parent.name}: {m.group(1)[:80]!r}")
+                break
+    assert not offenders, offenders[:10]

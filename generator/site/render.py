@@ -52,7 +52,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["md"] = lambda s: escape_markdown(s) if s else ""
+    env.filters["md"] = lambda s: escape_markdown(list_breaks(s)) if s else ""
     env.filters["text"] = escape_text
     env.filters["attr"] = escape_attribute
     env.filters["fence"] = fence
@@ -65,6 +65,40 @@ def environment() -> Environment:
     env.filters["inline_code"] = inline_code
     env.filters["wbr"] = lambda s: escape_text(s).replace("&#95;", "&#95;<wbr>") if s else ""
     return env
+
+
+_LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,3}[.)]) +\S")
+_FENCE = re.compile(r" {0,3}(?:```|~~~)")
+
+
+def list_breaks(text: str) -> str:
+    """A blank line before a list that follows a paragraph line directly.
+
+    Entry prose is written as people write it ("This happens when:" then "- first case"), and
+    CommonMark starts a list there; Python-Markdown, which MkDocs uses, needs a blank line first
+    and would otherwise print the items as one paragraph with dashes. Fenced code is left alone,
+    and so is a list already under way (its items and their continuation lines).
+    """
+    out: list[str] = []
+    in_fence = in_list = after_blank = False
+    prev_blank = True
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            if not line.strip():
+                after_blank = True
+            elif _LIST_ITEM.match(line):
+                if not prev_blank and not in_list:
+                    out.append("")
+                in_list, after_blank = True, False
+            elif after_blank and not line.startswith((" ", "\t")):
+                in_list = after_blank = False  # a new paragraph: the list has ended
+            else:
+                after_blank = False
+        prev_blank = not line.strip()
+        out.append(line)
+    return "\n".join(out)
 
 
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
