@@ -34,12 +34,13 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_each_candidate_line_names_the_signatures_that_matched_and_the_markers_seen() -> None:
     scanner = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
-    lines = scanner.candidate_lines(LOG)
+    lines, markers, _ = scanner.submit(LOG).result()
     got = [(LOG[s:e].split(b" ")[0], sorted(names)) for s, e, names in lines]
     assert got == [(b"RuntimeError:", [0]), (b"node1:12:12", [1]), (b"kernel:", []), (b"[Rank", [2])]
-    assert scanner.markers_seen == {b"kernel: ["}
-    assert set(MARKERS) >= scanner.markers_seen
-    assert scanner.candidate_lines(b"nothing here\n") == [] and scanner.markers_seen == frozenset()
+    assert scanner.candidate_lines(LOG) == lines
+    assert markers == {b"kernel: ["}
+    assert set(MARKERS) >= markers
+    assert scanner.submit(b"nothing here\n").result()[:2] == ([], frozenset())
 
 
 def test_the_compiled_database_is_kept_and_reused(_own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,13 +16,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from generator import config
-
-from generator.matcher.native import cache, hsscan
-
-from generator.matcher.native import re2scan
 from generator.errors import InputError
 from generator.matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
 from generator.matcher.job import Job
+from generator.matcher.native import cache, hsscan, re2scan
 from generator.matcher.redact import Redactor
 
 # The corpus, pydantic and YAML are imported only when the rules must be rebuilt or labels

@@ -15,9 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from generator import __version__
-
-from generator import atomic
+from generator import __version__, atomic
 from generator.errors import InputError
 from generator.corpus.validated import Corpus
 from generator.corpus.literals import COMMON_WORDS, prefilter_literals, rarity, required_runs

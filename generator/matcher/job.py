@@ -45,7 +45,7 @@ class Source:
         self.kind: str | None = None
         self.dump = bytearray()
         self.spy: PySpyReader | None = None
-        self.pending: list = []  # chunks whose scan runs in the background, read on the next call
+        self.pending: list = []  # chunks handed to the scanner, not read yet (see _chunks)
 
     def feed(self, block: bytes) -> int:
         """Take the next piece of this input; returns its bytes seen so far."""
@@ -67,7 +67,7 @@ class Source:
         self.closed = True
         if self.kind != "pickle":
             self._chunks(self.reader.close())
-            self._drain()
+            self._read_pending(0)
         if self.kind == "pickle":
             self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))
         elif self.kind == "json" and len(self.dump) <= MAX_DUMP_BYTES:
@@ -95,22 +95,15 @@ class Source:
     def _chunks(self, chunks: list) -> None:
         """Read chunks. A scanner that scans in the background (the CLI's Hyperscan) is handed
         each chunk at once and the chunk is read once ``ahead`` later ones are in its hands, so
-        that their scans run while it is read; otherwise each chunk is read now."""
-        if not chunks:
-            return
+        that their scans run while it is read; with any other scanner each chunk is read now."""
         matcher = self.job.diagnoser.matcher
-        if not matcher.scans_ahead:
-            for chunk in chunks:
-                self._read(chunk, *matcher.scan(chunk.data), None)
-            return
         self.pending.extend((chunk, matcher.scan_soon(chunk.data)) for chunk in chunks)
-        while len(self.pending) > matcher.scanner.ahead:
-            chunk, result = self.pending.pop(0)
-            self._read(chunk, *result())
+        self._read_pending(matcher.ahead)
 
-    def _drain(self) -> None:
-        ready, self.pending = self.pending, []
-        for chunk, result in ready:
+    def _read_pending(self, keep: int) -> None:
+        """Read the pending chunks, in order, until ``keep`` are left."""
+        while len(self.pending) > keep:
+            chunk, result = self.pending.pop(0)
             self._read(chunk, *result())
 
     def _read(self, chunk, candidates: list, markers: frozenset[bytes], progress: list | None) -> None:  # noqa: ANN001

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterator
 
 from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci, parse_smi_gpu,
                     parse_sxid, parse_time, parse_xid)
@@ -94,30 +94,24 @@ class Matcher:
         self.scanner: Scanner = scanner or LiteralScanner(self.anchors)
         self.memo: dict[tuple, list[tuple[str, str | None, dict, Context]]] = {}
 
-    def scan(self, data: bytes) -> tuple[list, frozenset[bytes]]:
-        """A chunk's candidate lines, and which of the readers' MARKERS it holds."""
-        lines = self.scanner.candidate_lines(data)
-        seen = getattr(self.scanner, "markers_seen", None)
-        if seen is None:
-            seen = frozenset(m for m in MARKERS if m in data)
-        return lines, seen
-
     @property
-    def scans_ahead(self) -> bool:
-        """Whether the scanner can scan a chunk in the background (``submit``)."""
-        return hasattr(self.scanner, "submit")
+    def ahead(self) -> int:
+        """How many chunks the scanner scans in the background while an earlier one is read
+        (``ahead`` and ``submit`` of the scanner; 0: it scans when asked)."""
+        return getattr(self.scanner, "ahead", 0)
 
-    def scan_soon(self, data: bytes):  # noqa: ANN201 - a callable giving scan()'s result
-        """Start scanning ``data`` in the background; call the result for what ``scan`` returns and
-        the progress lines' starts (``submit`` of the scanner)."""
-        return self.scanner.submit(data).result
-
-    def hits(self, chunks: Iterable[Chunk]) -> Iterator[Hit]:
-        for chunk in chunks:
-            yield from self.hits_in(chunk, self.scanner.candidate_lines(chunk.data))
+    def scan_soon(self, data: bytes) -> Callable[[], tuple[list, frozenset[bytes], list | None]]:
+        """Start scanning ``data``; the result, called, gives its candidate lines, which of the
+        readers' MARKERS it holds, and where its progress lines start (None: not looked for).
+        A scanner without ``submit`` scans now, and the markers are searched with ``in``."""
+        submit = getattr(self.scanner, "submit", None)
+        if submit is not None:
+            return submit(data).result
+        result = (self.scanner.candidate_lines(data), frozenset(m for m in MARKERS if m in data), None)
+        return lambda: result
 
     def hits_in(self, chunk: Chunk, candidates: list) -> Iterator[Hit]:
-        """The hits on a chunk's candidate lines (from ``scan``)."""
+        """The hits on a chunk's candidate lines (from ``scan_soon``)."""
         by_signature = getattr(self.scanner, "names_signatures", False)
         data = chunk.data
         line = cursor = -1

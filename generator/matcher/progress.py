@@ -35,15 +35,6 @@ PROGRESS = tuple(re.compile(p) for p in (
     rb"\|\s{0,2}(\d{1,9})/\d{1,9}\s\[\d",                      # tqdm: 45%|####5     | 120/266 [00:10<00:12
     rb"iter(?:ation)?\s{0,2}[=:]\s{0,4}(\d{1,9})\b",          # iter: 100, iteration=100
 ))
-def tail_start(data: bytes) -> int:
-    """Where the part of a piece searched for progress lines starts: the first line that begins in
-    its last TAIL bytes (0 for a piece shorter than that)."""
-    window = max(0, len(data) - TAIL)
-    if window:
-        window = data.find(b"\n", window) + 1 or len(data)
-    return window
-
-
 SILENCE_S = 1800  # alive this long after the last progress line, with no ending in the logs: a hang
 PER_CHUNK = 128
 TAIL = 128 << 10  # of each piece of input (1 MiB), the last bytes searched for progress lines
@@ -55,6 +46,15 @@ STOP_ENTRIES = frozenset({
     "slurm-job-killed", "slurm-task-killed", "torchelastic-agent-signal",
     "distributed-hang", "jax-distributed-barrier-timeout", "xla-collective-rendezvous-stuck",
 })
+
+
+def tail_start(data: bytes) -> int:
+    """Where the part of a piece searched for progress lines starts: the first line that begins in
+    its last TAIL bytes (0 for a piece shorter than that)."""
+    window = max(0, len(data) - TAIL)
+    if window:
+        window = data.find(b"\n", window) + 1 or len(data)
+    return window
 
 
 @dataclass
@@ -109,13 +109,13 @@ class SourceProgress:
                 continue
             end = data.find(b"\n", m.end())
             raw = data[start:end if end >= 0 else len(data)]
-            text = raw.decode("utf-8", errors="replace") if may_name_rank(raw) else None
-            rank = parse_rank(text) if text is not None else None
+            text = raw.decode("utf-8", errors="replace") if may_name_rank(raw) else None  # else: no rank
+            rank = None if text is None else parse_rank(text)
             taken_from = start
             if rank in ranks:
                 continue
             ranks.add(rank)
-            kept.append((start, text if text is not None else raw.decode("utf-8", errors="replace"), int(m.group(1))))
+            kept.append((start, raw.decode("utf-8", errors="replace") if text is None else text, int(m.group(1))))
         line = cursor = -1
         for start, text, step in reversed(kept):
             line = chunk.line_at(start) if cursor < 0 else line + data.count(b"\n", cursor, start)

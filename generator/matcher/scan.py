@@ -16,9 +16,9 @@ from typing import Iterable, Protocol
 
 
 # Texts the job's readers look for in a whole chunk before they look closer: a kernel line that
-# reveals the boot time, a py-spy dump, a Horovod stall report. A scanner that can note them in
-# its own pass says which it saw (``markers_seen``, set by each ``candidate_lines`` call);
-# otherwise each is searched for with ``in``, one pass over the chunk apiece.
+# reveals the boot time, a py-spy dump, a Horovod stall report. A scanner that scans in the
+# background (``submit``) reports those it saw with its result; otherwise each is searched for
+# with ``in``, one pass over the chunk apiece (Matcher.scan_soon).
 MARKERS = (b"kernel: [", b'"MainThread"', b" ranks: ")
 
 

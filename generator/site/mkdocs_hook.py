@@ -17,11 +17,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import Abort
 
-from generator.site import csp
-
-from generator.site import page_guard
-
-from generator.site import search_index
+from generator.site import csp, page_guard, search_index
 from generator.site.build_lock import BuildLock
 from generator.corpus.checks import run_checks
 from generator.corpus.validated import corpus_from_files

@@ -16,14 +16,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from generator import atomic
-
-from generator import config
-
-from generator.exports import datasets
-
-from generator.exports import fleet as fleet_exports
-
+from generator import atomic, config
+from generator.exports import datasets, fleet as fleet_exports
 from generator.site import search_index
 from generator.corpus.validated import Corpus
 from generator.exports.rules import compile_rules

@@ -14,7 +14,7 @@ exact after the matcher's check).
 Compiling some 800 patterns takes a second or two, longer than scanning a 100 MiB log, so the
 compiled database is kept in the CLI's cache folder (``cache``), named by a hash of the
 expressions and the library's version; one that cannot be read or loaded is compiled again.
-Optional: ``--engine hyperscan`` asks for it; ``--engine auto`` prefers RE2 (bench/results.md).
+Optional: ``--engine hyperscan`` asks for it; ``--engine auto`` takes it when installed.
 """
 
 from __future__ import annotations
@@ -107,15 +107,14 @@ class HyperscanScanner:
         plan_name = "hyperscan-plan-" + hashlib.sha256(repr((_CODE, patterns, anchors, MARKERS)).encode()).hexdigest()[:24]
         plan = _read_plan(plan_name) if use_cache else None
         if plan is None:
-            items, owners = self._plan(patterns, anchors, use_cache)
+            items, owners, self.db = self._plan(patterns, anchors, use_cache)
             if use_cache:
                 cache.write(plan_name, json.dumps({"items": [[e.decode("latin-1"), ci] for e, ci in items],
                                                    "owners": owners}).encode())
         else:
             items, owners = plan
-        self.db = (_cached(items) if use_cache else _compile(items)) if items else None
+            self.db = _cached(items) if items else None
         self.owners = owners
-        self.markers_seen: frozenset[bytes] = frozenset()
         # progress patterns, in the tail of each piece only, with where each match starts
         progress = [(rx.pattern, False) for rx in PROGRESS]
         self.progress_db = (_cached(progress, hyperscan.HS_FLAG_SOM_LEFTMOST) if use_cache
@@ -125,9 +124,11 @@ class HyperscanScanner:
 
     @staticmethod
     def _plan(patterns: list[tuple[str, bool, list[str]]], anchors: list[str],
-              use_cache: bool) -> tuple[list[tuple[bytes, bool]], list[int]]:
-        """Every expression to compile with what it stands for: a signature's byte form (or its
-        literals when it has none, or Hyperscan rejects it), an anchor, a marker."""
+              use_cache: bool) -> tuple[list[tuple[bytes, bool]], list[int], object]:
+        """Every expression to compile with what it stands for (a signature's byte form, or its
+        literals when it has none or Hyperscan rejects it; an anchor; a marker), and the
+        database compiled from them (None when there is nothing to compile)."""
+        compile_all = _cached if use_cache else _compile
         wanted: list[tuple[bytes, bool, int, list[bytes]]] = []  # expression, caseless, owner, literals instead
         for index, (pattern, ignore_case, literals) in enumerate(patterns):
             lits = [_escape(lit) for lit in literals]
@@ -138,12 +139,9 @@ class HyperscanScanner:
                 wanted.extend((lit, ignore_case, index, []) for lit in lits)
         wanted.extend((_escape(text), False, ANCHOR, []) for text in anchors)
         wanted.extend((_escape(marker.decode()), False, MARKER - k, []) for k, marker in enumerate(MARKERS))
-        try:  # all at once (kept in the cache); one expression Hyperscan rejects: try them one by one
-            items = [(e, ci) for e, ci, _, _ in wanted]
-            if use_cache:
-                _cached(items)
-            else:
-                _compile(items)
+        items = [(e, ci) for e, ci, _, _ in wanted]
+        try:  # all at once; one expression Hyperscan rejects: try them one by one
+            return items, [owner for _, _, owner, _ in wanted], compile_all(items)
         except Exception:  # noqa: BLE001 - hyperscan.error and friends
             usable: list[tuple[bytes, bool, int, list[bytes]]] = []
             for expr, ci, owner, lits in wanted:
@@ -152,8 +150,8 @@ class HyperscanScanner:
                     usable.append((expr, ci, owner, []))
                 except Exception:  # noqa: BLE001
                     usable.extend((lit, ci, owner, []) for lit in lits)
-            wanted = usable
-        return [(e, ci) for e, ci, _, _ in wanted], [owner for _, _, owner, _ in wanted]
+            items = [(e, ci) for e, ci, _, _ in usable]
+            return items, [owner for _, _, owner, _ in usable], compile_all(items) if items else None
 
     @classmethod
     def for_matcher(cls, matcher) -> "HyperscanScanner":  # noqa: ANN001 - generator.matcher.match.Matcher
@@ -168,9 +166,8 @@ class HyperscanScanner:
         return self._worker.submit(self._scan, data)
 
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int]]]:
-        """Candidate lines with the signatures that matched on each; notes the markers seen."""
-        lines, self.markers_seen, _ = self.submit(data).result()
-        return lines
+        """Candidate lines with the signatures that matched on each (``submit`` gives the rest)."""
+        return self.submit(data).result()[0]
 
     def _scan(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes], list[tuple[int, int]]]:
         return (*self._lines(data), self._progress(data))
