@@ -31,6 +31,9 @@ from re import _parser as P  # type: ignore[attr-defined]
 WIDE = 4  # the most bytes one character takes in UTF-8
 HIGH = r"\x80-\xff"
 _ASCII_SPACE = "\t\n\x0b\x0c\r \x1c\x1d\x1e\x1f"  # what Python's \s takes below 0x80
+# possessive repeats and atomic groups exist from Python 3.11 on
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None))
+_ATOMIC_GROUP = getattr(C, "ATOMIC_GROUP", None)
 
 
 class Unsupported(ValueError):
@@ -46,6 +49,11 @@ def _literal(c: int) -> str:
     if c < 0x80:
         return _byte(c)
     return "(?:" + "".join(f"\\x{b:02x}" for b in chr(c).encode("utf-8")) + ")"
+
+
+def escape(text: str) -> str:
+    """``text`` as a byte pattern that matches exactly its UTF-8 bytes."""
+    return "".join(_literal(ord(ch)) for ch in text)
 
 
 def _class_members(c: int) -> str:
@@ -115,13 +123,13 @@ def _one_char(op, av) -> tuple[str, bool] | None:  # noqa: ANN001
 
 def _nullable(op, av) -> bool:  # noqa: ANN001
     """Whether an item may match the empty string (so it can be dropped from the end)."""
-    if op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)):
+    if op in _REPEATS:
         return av[0] == 0 or _seq_nullable(av[2])
     if op is C.AT:
         return True
     if op is C.SUBPATTERN:
         return _seq_nullable(av[-1])
-    if op is getattr(C, "ATOMIC_GROUP", None):
+    if op is _ATOMIC_GROUP:
         return _seq_nullable(av)
     if op is C.BRANCH:
         return any(_seq_nullable(alt) for alt in av[1])
@@ -143,7 +151,7 @@ def _item(op, av) -> str:  # noqa: ANN001, PLR0911
     if single is not None:
         text, wide = single
         return text + ("{1,%d}" % WIDE if wide else "")
-    if op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)):
+    if op in _REPEATS:
         lo, hi, body = av
         inner = list(body)
         if len(inner) == 1 and _one_char(*inner[0]) is not None:
@@ -160,7 +168,7 @@ def _item(op, av) -> str:  # noqa: ANN001, PLR0911
         if del_flags & C.SRE_FLAG_IGNORECASE:
             raise Unsupported("(?-i:...) inside a case-insensitive pattern")
         return ("(?i:" if add_flags & C.SRE_FLAG_IGNORECASE else "(?:") + _seq(body) + ")"
-    if op is getattr(C, "ATOMIC_GROUP", None):
+    if op is _ATOMIC_GROUP:
         return "(?:" + _seq(av) + ")"
     if op is C.BRANCH:
         return "(?:" + "|".join(_seq(alt) for alt in av[1]) + ")"
@@ -196,7 +204,7 @@ def _tail(op, av) -> str:  # noqa: ANN001
     single = _one_char(op, av)
     if single is not None:
         return single[0]  # one character: its first byte is enough
-    if op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)) and av[0] >= 1:
+    if op in _REPEATS and av[0] >= 1:
         lo, _hi, body = av
         inner = list(body)
         if len(inner) == 1 and _one_char(*inner[0]) is not None:

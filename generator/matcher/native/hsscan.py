@@ -29,7 +29,7 @@ from pathlib import Path
 from ..progress import PROGRESS, tail_start
 from ..scan import MARKERS
 from . import cache
-from .bytepattern import Unsupported, to_bytes
+from .bytepattern import Unsupported, escape, to_bytes
 
 try:  # optional dependency
     import hyperscan  # type: ignore[import-not-found]
@@ -59,8 +59,7 @@ def _compile(items: list[tuple[bytes, bool]], extra: int = 0):  # noqa: ANN202 -
 
 
 def _escape(text: str) -> bytes:
-    return "".join(ch if ch.isascii() and ch.isalnum() else "".join(f"\\x{b:02x}" for b in ch.encode())
-                   for ch in text).encode()
+    return escape(text).encode()
 
 
 def _cached(items: list[tuple[bytes, bool]], extra: int = 0):  # noqa: ANN202
