@@ -224,3 +224,50 @@ def test_of_two_launcher_summaries_the_earlier_first_failure_is_named() -> None:
     assert _diagnose(rules, later_first_in_file)["initiating"]["rank"] == 4
     without_times = later_first_in_file.replace("  time      : 2023-06-03_22:45:52\n", "")
     assert _diagnose(rules, without_times)["initiating"]["rank"] == 0  # no time to compare: the first block stands
+
+
+@pytest.mark.parametrize("prefixes, key, values", [
+    (["3: ", "4: "], "rank", [3, 4]),                                   # torchrun's local-rank prefix
+    (["[1,12]<stdout>: ", "[1,13]<stdout>: "], "rank", [12, 13]),       # mpirun --tag-output
+    (["10.0.0.1:100:200 [0] ", "10.0.0.2:100:200 [0] "], "host", ["10.0.0.1", "10.0.0.2"]),  # NCCL's host:pid:tid prefix
+])
+def test_a_repeated_line_keeps_the_place_its_own_prefix_names(rules: dict, prefixes: list[str], key: str, values: list) -> None:
+    """The matcher remembers what a line hit by its text without the timestamp; a prefix that
+    names a rank or host is not a timestamp, so each place is counted as its own."""
+    line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n"
+    text = "".join(p + line for p in prefixes for _ in range(3))
+    finding = _diagnose(rules, text)["findings"][0]
+    assert [(p[key], p["count"]) for p in finding["places"]] == [(v, 3) for v in values]
+
+
+def test_lines_that_differ_only_in_their_timestamps_are_matched_once(rules: dict) -> None:
+    diagnoser = Diagnoser(rules)
+    stamps = ["[ 12.000001] ", "[1234.5] ", "2024-01-01T10:00:00.123Z ", "[2024-01-01 10:00:05,123] ",
+              "Nov  5 01:15:00 ", "2024-01-01 10:00:00 [ 99.250000] "]
+    lines = [f"{s}CUDA out of memory. Tried to allocate {n} GiB\n" for s in stamps for n in (2, 3)]
+    report = diagnoser.diagnose_text("".join(lines * 5))
+    assert report["findings"][0]["count"] == len(lines) * 5
+    # one memo entry per timestamp shape and message: the digits of a timestamp are not part of it
+    assert len(diagnoser.matcher.memo) == len({(s.translate(str.maketrans("123456789", "000000000")), n)
+                                               for s in stamps for n in (2, 3)})
+
+
+def test_counting_a_repeated_line_gives_what_matching_it_afresh_gives(rules: dict) -> None:
+    """A repeated line is counted without building its hit (``Repeat``); the report must be the
+    one the full path gives, places, counts, last lines and evidence included."""
+    lines = [f"[{100 + i}.5] [rank{i % 3}]: CUDA out of memory. Tried to allocate 2 GiB\n" for i in range(40)]
+    lines += [f"[{200 + i}.5] GPU{i % 2} Watchdog caught collective operation timeout\n" for i in range(20)]
+    text = "".join(lines)
+    counted = Diagnoser(rules).diagnose_text(text)
+    fresh = Diagnoser(rules)
+    fresh.matcher.memo = _Forgetful()
+    assert json.loads(to_json(fresh.diagnose_text(text))) | {"elapsed": None} == \
+        json.loads(to_json(counted)) | {"elapsed": None}
+    assert counted["findings"][0]["places"][0]["count"] == 14
+
+
+class _Forgetful(dict):
+    """A memo that never remembers: every line is matched afresh."""
+
+    def __setitem__(self, key, value) -> None:  # noqa: ANN001
+        pass

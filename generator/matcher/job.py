@@ -19,7 +19,7 @@ from typing import Iterable
 from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
                         analyse_traces, analyse_watchdogs, is_pickle, load_plain_pickle, read_flight_recorder,
                         read_json_dump)
-from .match import Hit
+from .match import Hit, Repeat
 from .parse import parse_boot
 from .progress import ProgressTracker
 from .rank import Tally, merge_tallies
@@ -123,16 +123,28 @@ class Source:
                 self.spy.line(line)
         self._add(self.job.diagnoser.matcher.hits_in(chunk, candidates))
 
-    def _add(self, hits: Iterable[Hit]) -> None:
-        info, tally, index = self.info, self.job.tally, self.index
+    def _add(self, hits: Iterable[Hit | Repeat]) -> None:
+        info, tally = self.info, self.job.tally
         for hit in hits:
-            hit.source = index
-            ctx = hit.context
-            if ctx.host is None and info.host:
-                ctx.host = info.host
-            if ctx.rank is None and info.rank is not None:
-                ctx.rank = info.rank
-            tally.add(hit)
+            if type(hit) is Repeat:  # a repeated line: counted where it was seen before, a Hit only if kept
+                for item in hit.known:
+                    fields, ctx = item[2], item[3]
+                    place = (ctx.host if ctx.host is not None else info.host or None,
+                             ctx.rank if ctx.rank is not None else info.rank, fields.get("gpu_pci"))
+                    if "caused_by_xid" in fields or not tally.add_again(item[0], hit.line, place):
+                        self._add_hit(hit.hit(item))
+                continue
+            self._add_hit(hit)
+
+    def _add_hit(self, hit: Hit) -> None:
+        info = self.info
+        hit.source = self.index
+        ctx = hit.context
+        if ctx.host is None and info.host:
+            ctx.host = info.host
+        if ctx.rank is None and info.rank is not None:
+            ctx.rank = info.rank
+        self.job.tally.add(hit)
 
 
 class Job:

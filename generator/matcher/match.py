@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci, parse_smi_gpu,
                     parse_sxid, parse_time, parse_xid)
@@ -28,8 +28,13 @@ _BLOCK_END = re.compile(r"^\s*(?:[-=]{8,}|Root Cause|Failures:|\S+ FAILED\s*$)")
 _EXITCODE = re.compile(r"exitcode\s*[:=]\s*(-?\d+)")
 _SIGNAL = re.compile(r"Signal (\d+) \((SIG[A-Z0-9]+)\)")
 EVIDENCE_CHARS = 600
-# The volatile head of a log line: uptime stamps, ISO and syslog dates, clock times.
-_VOLATILE_HEAD = re.compile(r"[\s\[\]\d.:,+\-/TZ]*(?:[A-Z][a-z]{2} [ \d]\d [\d:]{8}(?:\.\d+)? )?")
+# The volatile head of a log line: the timestamps parse.parse_time reads (uptime, ISO dates,
+# bracketed or not, syslog dates, clock times) and nothing else, so that what a line tells of
+# its place (a rank prefix such as torchrun's "3: ", an mpirun tag, a host or GPU address made
+# of digits) always stays in the memo's key. Group 1: torchrun's rank prefix, kept as it is.
+_VOLATILE_HEAD = re.compile(
+    r"(\d{1,6}: )?(?:\[ *\d+\.\d+\] *|\[?\d{4}-\d\d-\d\d[T ][\d:.,]{8,18}(?:Z|[+-]\d\d:?\d\d)?\]? *"
+    r"|[A-Z][a-z]{2} [ \d]\d [\d:.]{8,18} *|\d\d:\d\d:\d\d[\d.,]{0,10} *)*+")
 _DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 MEMO_LINES = 8192  # distinct line bodies remembered; the memory is cleared when full
 MEMO_MAX_CHARS = 2048  # longer lines are matched afresh
@@ -53,6 +58,29 @@ class Hit:
             self.context.time = parse_time(self.pending_time)
             self.pending_time = None
         return self
+
+
+class Repeat(NamedTuple):
+    """A line the memo answered whose hits need nothing from the lines around it: what it hit
+    before (entry, signature, fields, the place the line named), for the tally to count. Most
+    such lines are only counted; ``hit`` makes the full Hit of one that is kept as evidence."""
+
+    line: int
+    text: str
+    known: list  # (entry, signature id, fields, Context) per entry hit
+
+    def hit(self, item: tuple) -> Hit:
+        entry, sig_id, fields, ctx = item
+        return Hit(self.line, entry, sig_id, self.text.strip()[:EVIDENCE_CHARS], Context(None, ctx.rank, ctx.host, ctx.pci),
+                   dict(fields), self.text)  # the time is parsed (from the whole line) only if the hit is kept
+
+
+def _needs_surroundings(text: str, hits: list[Hit]) -> bool:
+    """Whether ``hits_in`` reads lines around this one for its hits (a launcher's summary block,
+    the GPU named above a line): such a line is never answered as a Repeat."""
+    return ("Root Cause (first observed failure)" in text or ("failed (exitcode:" in text and "local_rank:" in text)
+            or ("fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text)
+            or (text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in hits)))
 
 
 class _LazyPattern:
@@ -92,7 +120,8 @@ class Matcher:
         self.anchor_signatures = [frozenset(a["signatures"]) for a in rules["anchors"]]
         self.patterns = [(sig["pattern"], sig["ignore_case"], sig["literals"]) for sig in rules["signatures"]]
         self.scanner: Scanner = scanner or LiteralScanner(self.anchors)
-        self.memo: dict[tuple, list[tuple[str, str | None, dict, Context]]] = {}
+        # line body -> (its hits need no other line, [(entry, signature, fields, Context)])
+        self.memo: dict[tuple, tuple[bool, list[tuple[str, str | None, dict, Context]]]] = {}
 
     @property
     def ahead(self) -> int:
@@ -110,8 +139,9 @@ class Matcher:
         result = (self.scanner.candidate_lines(data), frozenset(m for m in MARKERS if m in data), None)
         return lambda: result
 
-    def hits_in(self, chunk: Chunk, candidates: list) -> Iterator[Hit]:
-        """The hits on a chunk's candidate lines (from ``scan_soon``)."""
+    def hits_in(self, chunk: Chunk, candidates: list) -> Iterator[Hit | Repeat]:
+        """The hits on a chunk's candidate lines (from ``scan_soon``); a repeated line whose hits
+        need nothing from the lines around it comes as one Repeat (``Source._add`` counts it)."""
         by_signature = getattr(self.scanner, "names_signatures", False)
         data = chunk.data
         line = cursor = -1
@@ -126,7 +156,12 @@ class Matcher:
             elif anchors is not None:  # only the signatures listed under the anchors on this line
                 wanted = frozenset().union(*(self.anchor_signatures[i] for i in anchors))
             found = self.match_line(text, line, wanted)
-            if found and "Root Cause (first observed failure)" in text:
+            if not found:
+                continue
+            if type(found) is Repeat:
+                yield found
+                continue
+            if "Root Cause (first observed failure)" in text:
                 block = self._block_fields(data, end)
                 for h in found:
                     h.fields.update(block)
@@ -135,15 +170,15 @@ class Matcher:
                         h.context.rank = block["rank"]
                     if "host" in block and not h.context.host:
                         h.context.host = block["host"]
-            elif found and "failed (exitcode:" in text and "local_rank:" in text:
+            elif "failed (exitcode:" in text and "local_rank:" in text:
                 for h in found:
                     h.fields["first_failure"] = True  # the elastic agent's line for the worker that failed
-            elif found and "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
+            elif "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
                 gpu = parse_fallen_gpu(data[max(0, start - 400):start].decode("utf-8", errors="replace"))
                 for h in found:
                     if gpu and "pci" not in h.fields:
                         h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
-            elif found and text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
+            elif text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
                 # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
                 gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
                 if gpu:
@@ -151,30 +186,32 @@ class Matcher:
                         h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
             yield from found
 
-    def match_line(self, text: str, line: int, wanted: frozenset[int] | None = None) -> list[Hit]:
-        """Hits for one line; progress-bar carriage returns split it into segments.
+    def match_line(self, text: str, line: int, wanted: frozenset[int] | None = None) -> list[Hit] | Repeat:
+        """Hits for one line; progress-bar carriage returns split it into segments. A line the
+        memo answered comes back as a Repeat when its hits need nothing from the lines around it.
 
         ``wanted`` limits the signatures tried (the scanner knows which anchors the line has).
         """
         if "\r" in text or len(text) > MEMO_MAX_CHARS:
             return self._match_line(text, line, wanted)
-        head = _VOLATILE_HEAD.match(text).end()
-        key = (text[:head].translate(_DIGITS_TO_ZERO), text[head:], wanted)
+        m = _VOLATILE_HEAD.match(text)
+        head = m.end()
+        key = (m.group(1), text[:head].translate(_DIGITS_TO_ZERO), text[head:], wanted)
         known = self.memo.get(key)
         if known is None:
             hits = self._match_line(text, line, wanted)
             if len(self.memo) >= MEMO_LINES:
                 self.memo.clear()
             # copies: the caller may still add what the lines around this one tell (a launcher's summary)
-            self.memo[key] = [(h.entry, h.signature, dict(h.fields), Context(None, h.context.rank, h.context.host, h.context.pci))
-                              for h in hits]
+            self.memo[key] = (not _needs_surroundings(text, hits),
+                              [(h.entry, h.signature, dict(h.fields), Context(None, h.context.rank, h.context.host, h.context.pci))
+                               for h in hits])
             return hits
-        if not known:
+        alone, items = known
+        if not items:
             return []
-        evidence = text.strip()[:EVIDENCE_CHARS]
-        return [Hit(line, entry, sig_id, evidence, Context(None, ctx.rank, ctx.host, ctx.pci), dict(fields),
-                    text)  # the time is parsed (from the whole line) only if the hit is kept
-                for entry, sig_id, fields, ctx in known]
+        repeat = Repeat(line, text, items)
+        return repeat if alone else [repeat.hit(item) for item in items]
 
     def _match_line(self, text: str, line: int, wanted: frozenset[int] | None) -> list[Hit]:
         segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]

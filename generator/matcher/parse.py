@@ -129,14 +129,15 @@ _RANK_GUARDS = ("ank", "[default", None, "ank", "ank", "task ", "ank", "ank", "<
 assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
 
 
-_RANK_GUARDS_BYTES = tuple(g.encode() for g in _RANK_GUARDS if g is not None)
+# what may_name_rank looks for: a guard anywhere, or digits (any script's: up to 4 bytes each)
+# and ": " at the start, which is what the guard-less pattern needs
+_MAY_NAME_RANK = re.compile(b"^[0-9\\x80-\\xff]{1,24}: |" + b"|".join(re.escape(g.encode()) for g in dict.fromkeys(_RANK_GUARDS) if g is not None))
 
 
 def may_name_rank(raw: bytes) -> bool:
     """False when ``parse_rank`` is sure to find no rank in this line (as bytes): none of the
-    guards is in it and it starts with neither a digit nor a non-ASCII character."""
-    head = raw[:1]
-    return head.isdigit() or head >= b"\x80" or any(g in raw for g in _RANK_GUARDS_BYTES)
+    guards is in it and it does not start with digits and ": " (one search in C)."""
+    return _MAY_NAME_RANK.search(raw) is not None
 
 
 def parse_rank(line: str) -> int | None:

@@ -180,6 +180,21 @@ class Tally:
             cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
             self.dynamic.setdefault(cause, set()).add(hit.entry)
 
+    def add_again(self, entry: str, line: int, place: tuple) -> bool:
+        """Count one more line of a finding at a place where it was seen before, when counting is
+        all ``add`` would do (its evidence is full): True. False: the line needs ``add``."""
+        f = self.findings.get(entry)
+        if f is None or len(f.hits) < MAX_EVIDENCE:
+            return False
+        seen = f.places.get(place)
+        if seen is None:
+            return False  # a new place (or one past MAX_PLACES): add() decides
+        f.count += 1
+        f.last_line = line
+        seen[0] += 1
+        seen[2] = line
+        return True
+
 
 def _renumber(hit: Hit | None, offset: int) -> None:
     if hit is not None:
