@@ -134,6 +134,32 @@ def test_a_rules_file_analysed_once_is_not_analysed_again(tmp_path: Path, monkey
     assert len(calls) == 2 * analysed  # other content: analysed
 
 
+def test_the_same_bytes_are_only_parsed_and_an_edited_file_is_still_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                            rules_for_engines: dict) -> None:
+    import json  # noqa: PLC0415
+
+    from generator.cli import diagnose  # noqa: PLC0415
+    from generator.matcher import rules as rules_module  # noqa: PLC0415
+    from generator.matcher.errors import RulesError  # noqa: PLC0415
+
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(rules_for_engines), encoding="utf-8")
+    checks: list[str] = []
+    real = rules_module.check
+    monkeypatch.setattr(rules_module, "check", lambda doc, where="rules", analyse=True: checks.append(where) or real(doc, where, analyse))
+    diagnose._load(path)
+    assert len(checks) == 1
+    assert diagnose._load(path) == rules_for_engines and len(checks) == 1  # these bytes passed: parsed only
+    path.write_text(json.dumps(rules_for_engines, indent=1), encoding="utf-8")  # same content, other bytes
+    diagnose._load(path)
+    assert len(checks) == 2
+    edited = json.dumps(rules_for_engines).replace('"severity": "critical"', '"severity": "low"', 1)
+    assert edited != json.dumps(rules_for_engines)
+    path.write_text(edited, encoding="utf-8")
+    with pytest.raises(RulesError, match="does not match its hash"):
+        diagnose._load(path)
+
+
 @pytest.fixture(scope="module")
 def rules_for_engines() -> dict:
     from generator.cli.diagnose import ensure_rules  # noqa: PLC0415

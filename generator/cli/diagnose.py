@@ -58,19 +58,22 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
 
 
 def _load(path: Path) -> dict:
-    """Load rules, analysing their patterns unless this very content (by its verified hash) passed
-    the analysis before on this machine; a pass is remembered in the cache folder."""
+    """Load rules, checking and analysing them unless these very bytes (or this very content, by
+    its verified hash) passed before on this machine; a pass is remembered in the cache folder."""
+    asked: list[str] = []
     passed: list[str] = []
 
-    def analysed(rules_hash: str) -> bool:
-        if cache.read(cache.analysed_marker(rules_hash)) is not None:
-            passed.append(rules_hash)
+    def analysed(key: str) -> bool:
+        asked.append(key)
+        if cache.read(cache.analysed_marker(key)) is not None:
+            passed.append(key)
             return True
         return False
 
     rules = load_rules(path, analysed)
-    if not passed:
-        cache.write(cache.analysed_marker(rules["hash"]), b"")
+    for key in asked:
+        if key not in passed:
+            cache.write(cache.analysed_marker(key), b"")
     return rules
 
 

@@ -117,12 +117,14 @@ def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
 
 
 def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dict:
-    """Read and check a rules file. ``analysed(hash)`` says whether a rules document with that
-    hash already passed the pattern analysis (the CLI remembers passes); such a document, its
-    hash verified, is not analysed again."""
+    """Read and check a rules file. ``analysed(key)`` says whether something with that key
+    passed before (the CLI remembers passes). It is asked first for ``file-<sha256 of the file's
+    bytes>``: these very bytes passed every check, so they are only parsed; then for the
+    document's own hash: such a document, its hash and shape verified, is not analysed again."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RulesError(f"{path}: no rules file; build it with 'kb rules'") from None
     except IsADirectoryError:
@@ -139,5 +141,7 @@ def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dic
         raise RulesError(f"{path}: not a rules file: JSON nested too deeply; rebuild it with 'kb rules'") from None
     except ValueError as exc:  # e.g. an integer of thousands of digits
         raise RulesError(f"{path}: not a rules file: {str(exc)[:100]}; rebuild it with 'kb rules'") from None
+    if analysed is not None and isinstance(doc, dict) and analysed("file-" + hashlib.sha256(raw).hexdigest()):
+        return doc
     known = analysed is not None and isinstance(doc, dict) and isinstance(doc.get("hash"), str) and analysed(doc["hash"])
     return check(doc, str(path), analyse=not known)
