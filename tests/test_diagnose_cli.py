@@ -221,3 +221,25 @@ def test_jsonl_writes_one_report_per_input_file(tmp_path: Path) -> None:
     first, second = (json.loads(line) for line in lines)
     assert first["input"]["name"].endswith("a.log") and first["findings"][0]["id"] == "xid-79"
     assert second["input"]["name"].endswith("b.log") and second["verdict"] == "no known failure found"
+
+
+def test_eval_counts_a_note_when_the_thread_only_asked_why_the_job_was_slow(tmp_path: Path, real_diagnoser) -> None:
+    """Findings of severity info are listed after the failures: a case whose answer is one (NCCL
+    fell back to sockets) is right when the report leads with it, a failure still comes first
+    when there is one, and a note on a healthy log is no false positive."""
+    from generator.cli.diagnose import evaluate  # noqa: PLC0415
+
+    note = "ubuntu:39964:40050 [6] NCCL INFO Failed to open libibverbs.so[.1]\n"
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    cases = {"slow": (note, "nccl-socket-fallback"), "healthy": (note, "none"),
+             "both": (note + oom, "cuda-out-of-memory"), "both-note": (note + oom, "nccl-socket-fallback")}
+    (tmp_path / "cases").mkdir()
+    for name, (text, _) in cases.items():
+        (tmp_path / "cases" / f"{name}.log").write_text(text, encoding="utf-8")
+    (tmp_path / "labels.yaml").write_text(yaml.safe_dump([{"id": n, "expected": e} for n, (_, e) in cases.items()]),
+                                          encoding="utf-8")
+    results = {r.case: r for r in evaluate(tmp_path, real_diagnoser)}
+    assert results["slow"].top1 and results["slow"].got == ["nccl-socket-fallback"]
+    assert results["healthy"].top1
+    assert results["both"].top1 and results["both"].got == ["cuda-out-of-memory", "nccl-socket-fallback"]
+    assert not results["both-note"].top1 and results["both-note"].top3
