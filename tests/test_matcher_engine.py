@@ -271,3 +271,13 @@ class _Forgetful(dict):
 
     def __setitem__(self, key, value) -> None:  # noqa: ANN001
         pass
+
+
+def test_of_two_entries_matched_on_the_same_line_the_more_specific_comes_first() -> None:
+    line = ("E1128 19:48:41.908254 12927 driver.c:196] could not start driver service: load library failed: "
+            "libcuda.so.1: cannot open shared object file: no such file or directory")
+    generic = _entry("aaa-generic", "cuda", "medium", r"libcuda\.so\.1: cannot open shared object file", line)
+    specific = _entry("zzz-specific", "platform", "medium", r"could not start driver service: load library failed: libcuda", line)
+    for entries in ([generic, specific], [specific, generic]):  # whatever the corpus order
+        rules = compile_rules(Corpus(root=ROOT, entries=entries))
+        assert [f["id"] for f in Diagnoser(rules).diagnose_text(line + "\n")["findings"]] == ["zzz-specific", "aaa-generic"]

@@ -249,11 +249,20 @@ class Ranker:
                 graph.setdefault(source, set()).add(eid)
         self.graph = graph
         self.reach = _closure(graph)
+        # how much fixed text each signature needs: of two entries matched on the same line, the
+        # one whose signature needs more (the more specific) is placed first
+        self.literal_chars = {(sig["entry"], sig["id"]): sum(len(lit) for lit in sig["literals"])
+                              for sig in rules.get("signatures", [])}
         fan_in: dict[str, int] = {eid: 0 for eid in self.entries}
         for eid, targets in self.reach.items():
             for t in targets:
                 fan_in[t] = fan_in.get(t, 0) + 1
         self.fan_in = fan_in
+
+    def _specific(self, hit: Hit) -> int:
+        """How specific the match of ``hit`` is: the fixed text its signature needs (a parser's
+        reading of an Xid or SXid line counts as the most specific)."""
+        return 1 << 20 if hit.signature is None else self.literal_chars.get((hit.entry, hit.signature), 0)
 
     def rank(self, hits: Iterable[Hit] | "Tally") -> list[Finding]:
         """Findings ordered root first; takes a Tally or any iterable of hits (folded here)."""
@@ -273,7 +282,7 @@ class Ranker:
         for f in findings.values():
             f.hits.sort(key=lambda h: order_key(h, time_kind, shift))
             del f.hits[MAX_EVIDENCE:]
-        order = sorted(findings.values(), key=lambda f: order_key(f.first, time_kind, shift))
+        order = sorted(findings.values(), key=lambda f: (order_key(f.first, time_kind, shift), -self._specific(f.first)))
         position = {f.id: i for i, f in enumerate(order)}
 
         def reaches(a: str, b: str) -> bool:
