@@ -5,13 +5,17 @@ patterns into one automaton and reports where each matches, at several hundred M
 RE2 scanner it only finds candidate lines: the matcher then runs the real Python patterns on
 them, so every engine gives the same report (a parity test holds it).
 
-Each signature is compiled in its byte form (``bytepattern``: a pattern as wide as needed for
-bytes, never narrower), so a match names the signature itself: the matcher checks only the
-signatures that matched on a line, not every signature whose literal the line holds. A pattern
-without a byte form, or one Hyperscan rejects, is replaced by its required literals (still
-exact after the matcher's check).
+Each signature is found by what it needs: when every literal its prefilter names (the rarest
+text each of its matches contains, or the alternatives of a required alternation) is at least
+``LITERAL_MIN`` characters long, by those literals; otherwise by its byte form (``bytepattern``:
+a pattern as wide as needed for bytes, never narrower). Either way a match names the signature
+itself: the matcher checks only the signatures found on a line, not every signature whose anchor
+the line holds. Long literals are what Hyperscan scans fastest and compiles at once (measured on
+100 MiB of noise with 1,181 signatures: 0.13 s of CPU and 0.2 s to compile, against 0.19 s and
+15 s for byte forms of them all, for 191 candidate lines instead of 107). A pattern without a
+byte form, or one Hyperscan rejects, is replaced by its literals too.
 
-Compiling some 800 patterns takes a second or two, longer than scanning a 100 MiB log, so the
+Compiling a database takes up to seconds, longer than scanning a 100 MiB log, so the
 compiled database is kept in the CLI's cache folder (``cache``), named by a hash of the
 expressions and the library's version; one that cannot be read or loaded is compiled again.
 Optional: ``--engine hyperscan`` asks for it; ``--engine auto`` takes it when installed.
@@ -40,6 +44,7 @@ except ImportError:  # pragma: no cover - exercised when hyperscan is absent
 _CODE = hashlib.sha256(b"".join(p.read_bytes() for p in (Path(__file__), Path(__file__).with_name("bytepattern.py")))).hexdigest()
 ANCHOR = -1  # owner of an expression that is one of the matcher's own anchors (Xid parser...)
 MARKER = -2  # owners from here down: the readers' markers (scan.MARKERS), noted but no candidate line
+LITERAL_MIN = 8  # a signature whose prefilter literals are all this long is found by them, not its byte form
 
 
 def available() -> bool:
@@ -131,6 +136,9 @@ class HyperscanScanner:
         wanted: list[tuple[bytes, bool, int, list[bytes]]] = []  # expression, caseless, owner, literals instead
         for index, (pattern, ignore_case, literals) in enumerate(patterns):
             lits = [_escape(lit) for lit in literals]
+            if literals and min(len(lit) for lit in literals) >= LITERAL_MIN:
+                wanted.extend((lit, ignore_case, index, []) for lit in lits)
+                continue
             try:
                 body, folded = to_bytes(pattern)
                 wanted.append((body.encode(), folded or ignore_case, index, lits))
