@@ -290,9 +290,11 @@ class Ranker:
                 return True
             return b in dynamic.get(a, ())
 
+        first_time = {f.id: clock(f.first, shift) for f in findings.values()}  # read once: compared pair by pair
+
         def later(a: Finding, b: Finding) -> bool:
             """``a`` first appears clearly after ``b`` on the same clock, so it cannot have caused ``b``."""
-            ta, tb = clock(a.first, shift), clock(b.first, shift)
+            ta, tb = first_time[a.id], first_time[b.id]
             return bool(ta and tb and ta[0] == tb[0] and ta[1] > tb[1] + CLOCK_TOLERANCE_S)
 
         # Xid 154 only restates the recovery action another Xid needs: it follows that Xid
@@ -308,11 +310,9 @@ class Ranker:
                 continue
             causes = []
             for other in failures:
-                if other is f:
+                if other is f or not reaches(other.id, f.id) or later(other, f):
                     continue
-                if later(other, f):
-                    continue
-                if reaches(other.id, f.id) and not (reaches(f.id, other.id) and position[f.id] < position[other.id]):
+                if not (reaches(f.id, other.id) and position[f.id] < position[other.id]):
                     causes.append(other.id)
             if causes:
                 f.role = "collateral"
