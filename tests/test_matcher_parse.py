@@ -141,7 +141,7 @@ def test_the_rank_in_vllms_worker_prefix() -> None:
 
 
 def test_the_rank_guard_never_hides_a_rank() -> None:
-    """may_name_rank (bytes, no regex) may say yes wrongly but never no wrongly: over every line
+    """may_name_rank (one bytes search) may say yes wrongly but never no wrongly: over every line
     of the real logs and some made-up ones, a line it turns away has no rank for parse_rank."""
     from generator.matcher.parse import may_name_rank, parse_rank  # noqa: PLC0415
 
@@ -156,3 +156,12 @@ def test_the_rank_guard_never_hides_a_rank() -> None:
         with_rank += rank is not None
         assert may_name_rank(line.encode()) or rank is None, line
     assert with_rank > 50  # the check saw lines that do name a rank
+    # the same guard over a stretch of lines (progress.py's tail): a rank on any line is seen
+    from generator.matcher.parse import may_name_rank_in  # noqa: PLC0415
+
+    filler = "2024-05-01 10:00:00 INFO step=4 loss=1.0\n" * 20
+    for line in lines:
+        if parse_rank(line) is not None:
+            data = (filler + line + "\n" + filler).encode()
+            assert may_name_rank_in(data, 0) and may_name_rank_in((line + "\n" + filler).encode(), 0), line
+    assert not may_name_rank_in(filler.encode(), 0) and not may_name_rank_in(("x\n" + filler).encode(), 2)

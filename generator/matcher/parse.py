@@ -134,6 +134,17 @@ assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
 _MAY_NAME_RANK = re.compile(b"^[0-9\\x80-\\xff]{1,24}: |" + b"|".join(re.escape(g.encode()) for g in dict.fromkeys(_RANK_GUARDS) if g is not None))
 
 
+_RANK_GUARD_TEXTS = tuple(g.encode() for g in dict.fromkeys(_RANK_GUARDS) if g is not None)
+_DIGITS_PREFIX = re.compile(b"\\n[0-9\\x80-\\xff]{1,24}: ")
+
+
+def may_name_rank_in(data: bytes, start: int) -> bool:
+    """False when no line of ``data`` from ``start`` (a line start) on can name a rank: none
+    of the guards is there and no line starts with digits and ": " (a few scans in C)."""
+    return (any(data.find(g, start) >= 0 for g in _RANK_GUARD_TEXTS) or _DIGITS_PREFIX.search(data, max(0, start - 1)) is not None
+            or may_name_rank(data[start:start + 32]))
+
+
 def may_name_rank(raw: bytes) -> bool:
     """False when ``parse_rank`` is sure to find no rank in this line (as bytes): none of the
     guards is in it and it does not start with digits and ": " (one search in C)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .parse import may_name_rank, parse_context, parse_rank, parse_time
+from .parse import may_name_rank, may_name_rank_in, parse_context, parse_rank, parse_time
 from .read import Chunk
 from .sources import SourceInfo
 
@@ -45,6 +45,7 @@ STOP_ENTRIES = frozenset({
     "nccl-watchdog-timeout", "nccl-heartbeat-timeout", "gloo-collective-timeout", "dist-store-timeout",
     "slurm-job-killed", "slurm-task-killed", "torchelastic-agent-signal",
     "distributed-hang", "jax-distributed-barrier-timeout", "xla-collective-rendezvous-stuck",
+    "horovod-stalled-tensors",  # Horovod's stall inspector: ranks waiting on others that never submitted
 })
 
 
@@ -92,13 +93,19 @@ class SourceProgress:
             found = sorted({(m.start(), k) for k, rx in enumerate(PROGRESS) for m in rx.finditer(data, window)})
         if not found:
             return
+        found = found[-PER_CHUNK:]
+        first_line = data.rfind(b"\n", 0, found[0][0]) + 1
+        if len(found) > 1 and not may_name_rank_in(data, first_line):
+            # no line here can name a rank: only the last progress line counts (its first counter)
+            last_line = data.rfind(b"\n", 0, found[-1][0]) + 1
+            found = [f for f in found if f[0] >= last_line]
         # the last lines count: each rank's last progress. From the end back, the first line of a
         # rank is its last; earlier lines of a rank already seen are skipped before their context
         # (time, host) is parsed, which is what costs.
         kept: list[tuple[int, str, int]] = []
         ranks: set[int | None] = set()
         taken_from = len(data) + 1
-        for pos, k in reversed(found[-PER_CHUNK:]):
+        for pos, k in reversed(found):
             m = PROGRESS[k].match(data, pos)
             if m is None:
                 continue
