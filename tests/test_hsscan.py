@@ -43,6 +43,20 @@ def test_each_candidate_line_names_the_signatures_that_matched_and_the_markers_s
     assert scanner.submit(b"nothing here\n").result()[:2] == ([], frozenset())
 
 
+def test_a_piece_dense_with_candidates_is_named_by_the_byte_forms() -> None:
+    """Literals find a signature's lines cheaply but also lines its pattern rejects; a piece with
+    more than DENSE matches is named by the byte forms instead (only what may match)."""
+    scanner = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
+    near = b"curl: (7) Failed to connect: Connection refused\n"  # the literal, not the NCCL pattern
+    real = b"node1:12:12 [0] NCCL WARN Call to connect returned Connection refused\n"
+    sparse = scanner.submit(near * 10 + real).result()[0]
+    assert [sorted(n) for _, _, n in sparse] == [[1]] * 11  # literals: every line a candidate
+    assert scanner._precise is None  # noqa: SLF001 - the byte forms are not compiled for a sparse piece
+    dense_log = near * (hsscan.DENSE + 1) + real
+    dense = scanner.submit(dense_log).result()[0]
+    assert [(dense_log[a:b], sorted(n)) for a, b, n in dense] == [(real.rstrip(b"\n"), [1])]
+
+
 def test_the_compiled_database_is_kept_and_reused(_own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = hsscan.HyperscanScanner(PATTERNS, ["NVRM: Xid ("])
     kept = sorted(_own_cache.glob("hyperscan-*.db"))

@@ -15,6 +15,13 @@ the line holds. Long literals are what Hyperscan scans fastest and compiles at o
 15 s for byte forms of them all, for 191 candidate lines instead of 107). A pattern without a
 byte form, or one Hyperscan rejects, is replaced by its literals too.
 
+Literals name more signatures per line than byte forms do, and each named signature costs a
+Python regex on the line: nothing on a log of noise, but on a piece where most lines are
+candidates (a log of failures, no two alike) it tripled the matcher's work. When a piece's scan
+passes ``DENSE`` matches it stops there, and the piece is scanned with the byte forms of every
+signature instead (compiled the first time it happens, then cached), which name only what may
+match.
+
 Compiling a database takes up to seconds, longer than scanning a 100 MiB log, so the
 compiled database is kept in the CLI's cache folder (``cache``), named by a hash of the
 expressions and the library's version; one that cannot be read or loaded is compiled again.
@@ -45,6 +52,7 @@ _CODE = hashlib.sha256(b"".join(p.read_bytes() for p in (Path(__file__), Path(__
 ANCHOR = -1  # owner of an expression that is one of the matcher's own anchors (Xid parser...)
 MARKER = -2  # owners from here down: the readers' markers (scan.MARKERS), noted but no candidate line
 LITERAL_MIN = 8  # a signature whose prefilter literals are all this long is found by them, not its byte form
+DENSE = 256  # matches in one piece (about 1 MiB) past which the byte forms name its lines instead
 
 
 def available() -> bool:
@@ -97,6 +105,62 @@ def _read_plan(name: str) -> tuple[list[tuple[bytes, bool]], list[int]] | None:
     return (items, owners) if len(items) == len(owners) else None
 
 
+class _Plan:
+    """One database and what each of its expressions stands for (``owners``: a signature's index,
+    ANCHOR, or a marker)."""
+
+    def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str], use_cache: bool,
+                 literal_min: int | None):
+        # the plan (each expression, its case flag and what it stands for) depends only on the
+        # patterns and this code: kept in the cache too, it spares rewriting every pattern per run
+        key = repr((_CODE, patterns, anchors, MARKERS, literal_min))
+        name = "hyperscan-plan-" + hashlib.sha256(key.encode()).hexdigest()[:24]
+        plan = _read_plan(name) if use_cache else None
+        if plan is None:
+            items, self.owners, self.db = _plan(patterns, anchors, use_cache, literal_min)
+            if use_cache:
+                cache.write(name, json.dumps({"items": [[e.decode("latin-1"), ci] for e, ci in items],
+                                              "owners": self.owners}).encode())
+        else:
+            items, self.owners = plan
+            self.db = _cached(items) if items else None
+
+
+def _plan(patterns: list[tuple[str, bool, list[str]]], anchors: list[str], use_cache: bool,
+          literal_min: int | None) -> tuple[list[tuple[bytes, bool]], list[int], object]:
+    """Every expression to compile with what it stands for (a signature's literals when all are
+    at least ``literal_min`` long, else its byte form, or its literals when it has none or
+    Hyperscan rejects it; an anchor; a marker), and the database compiled from them (None when
+    there is nothing to compile). ``literal_min`` None: byte forms wherever there is one."""
+    compile_all = _cached if use_cache else _compile
+    wanted: list[tuple[bytes, bool, int, list[bytes]]] = []  # expression, caseless, owner, literals instead
+    for index, (pattern, ignore_case, literals) in enumerate(patterns):
+        lits = [_escape(lit) for lit in literals]
+        if literal_min is not None and literals and min(len(lit) for lit in literals) >= literal_min:
+            wanted.extend((lit, ignore_case, index, []) for lit in lits)
+            continue
+        try:
+            body, folded = to_bytes(pattern)
+            wanted.append((body.encode(), folded or ignore_case, index, lits))
+        except (Unsupported, re.error):
+            wanted.extend((lit, ignore_case, index, []) for lit in lits)
+    wanted.extend((_escape(text), False, ANCHOR, []) for text in anchors)
+    wanted.extend((_escape(marker.decode()), False, MARKER - k, []) for k, marker in enumerate(MARKERS))
+    items = [(e, ci) for e, ci, _, _ in wanted]
+    try:  # all at once; one expression Hyperscan rejects: try them one by one
+        return items, [owner for _, _, owner, _ in wanted], compile_all(items)
+    except Exception:  # noqa: BLE001 - hyperscan.error and friends
+        usable: list[tuple[bytes, bool, int, list[bytes]]] = []
+        for expr, ci, owner, lits in wanted:
+            try:
+                _compile([(expr, ci)])
+                usable.append((expr, ci, owner, []))
+            except Exception:  # noqa: BLE001
+                usable.extend((lit, ci, owner, []) for lit in lits)
+        items = [(e, ci) for e, ci, _, _ in usable]
+        return items, [owner for _, _, owner, _ in usable], compile_all(items) if items else None
+
+
 class HyperscanScanner:
     """Candidate lines, each with the signatures that matched on it."""
 
@@ -106,59 +170,23 @@ class HyperscanScanner:
     def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str], use_cache: bool = True):
         if hyperscan is None:
             raise RuntimeError("hyperscan is not installed")
-        # the plan (each expression, its case flag and what it stands for) depends only on the
-        # patterns and this code: kept in the cache too, it spares rewriting every pattern per run
-        plan_name = "hyperscan-plan-" + hashlib.sha256(repr((_CODE, patterns, anchors, MARKERS)).encode()).hexdigest()[:24]
-        plan = _read_plan(plan_name) if use_cache else None
-        if plan is None:
-            items, owners, self.db = self._plan(patterns, anchors, use_cache)
-            if use_cache:
-                cache.write(plan_name, json.dumps({"items": [[e.decode("latin-1"), ci] for e, ci in items],
-                                                   "owners": owners}).encode())
-        else:
-            items, owners = plan
-            self.db = _cached(items) if items else None
-        self.owners = owners
+        self._args = (patterns, anchors, use_cache)
+        self.fast = _Plan(patterns, anchors, use_cache, LITERAL_MIN)
+        self._precise: _Plan | None = None  # byte forms: compiled when a piece is dense with candidates
+        self._precise_lock = threading.Lock()
         # progress patterns, in the tail of each piece only, with where each match starts
         progress = [(rx.pattern, False) for rx in PROGRESS]
         self.progress_db = (_cached(progress, hyperscan.HS_FLAG_SOM_LEFTMOST) if use_cache
                             else _compile(progress, hyperscan.HS_FLAG_SOM_LEFTMOST))
         self._worker: ThreadPoolExecutor | None = None
-        self._scratch = threading.local()  # each scanning thread needs scratch space of its own
+        self._scratch = threading.local()  # each scanning thread needs scratch space of its own per database
 
-    @staticmethod
-    def _plan(patterns: list[tuple[str, bool, list[str]]], anchors: list[str],
-              use_cache: bool) -> tuple[list[tuple[bytes, bool]], list[int], object]:
-        """Every expression to compile with what it stands for (a signature's byte form, or its
-        literals when it has none or Hyperscan rejects it; an anchor; a marker), and the
-        database compiled from them (None when there is nothing to compile)."""
-        compile_all = _cached if use_cache else _compile
-        wanted: list[tuple[bytes, bool, int, list[bytes]]] = []  # expression, caseless, owner, literals instead
-        for index, (pattern, ignore_case, literals) in enumerate(patterns):
-            lits = [_escape(lit) for lit in literals]
-            if literals and min(len(lit) for lit in literals) >= LITERAL_MIN:
-                wanted.extend((lit, ignore_case, index, []) for lit in lits)
-                continue
-            try:
-                body, folded = to_bytes(pattern)
-                wanted.append((body.encode(), folded or ignore_case, index, lits))
-            except (Unsupported, re.error):
-                wanted.extend((lit, ignore_case, index, []) for lit in lits)
-        wanted.extend((_escape(text), False, ANCHOR, []) for text in anchors)
-        wanted.extend((_escape(marker.decode()), False, MARKER - k, []) for k, marker in enumerate(MARKERS))
-        items = [(e, ci) for e, ci, _, _ in wanted]
-        try:  # all at once; one expression Hyperscan rejects: try them one by one
-            return items, [owner for _, _, owner, _ in wanted], compile_all(items)
-        except Exception:  # noqa: BLE001 - hyperscan.error and friends
-            usable: list[tuple[bytes, bool, int, list[bytes]]] = []
-            for expr, ci, owner, lits in wanted:
-                try:
-                    _compile([(expr, ci)])
-                    usable.append((expr, ci, owner, []))
-                except Exception:  # noqa: BLE001
-                    usable.extend((lit, ci, owner, []) for lit in lits)
-            items = [(e, ci) for e, ci, _, _ in usable]
-            return items, [owner for _, _, owner, _ in usable], compile_all(items) if items else None
+    def precise(self) -> _Plan:
+        """The plan of byte forms, which names only the signatures that may really match a line."""
+        with self._precise_lock:
+            if self._precise is None:
+                self._precise = _Plan(*self._args, None)
+            return self._precise
 
     @classmethod
     def for_matcher(cls, matcher) -> "HyperscanScanner":  # noqa: ANN001 - generator.matcher.match.Matcher
@@ -177,33 +205,48 @@ class HyperscanScanner:
         return self.submit(data).result()[0]
 
     def _scan(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes], list[tuple[int, int]]]:
-        return (*self._lines(data), self._progress(data))
+        fast = self._lines(data, self.fast, DENSE)
+        # a piece dense with literal matches: stopped early, named by what may really match
+        lines, markers = fast if fast is not None else self._lines(data, self.precise())
+        return lines, markers, self._progress(data)
 
-    def _scratches(self) -> tuple:
-        mine = getattr(self._scratch, "pair", None)
+    def _scratch_for(self, db):  # noqa: ANN001, ANN202 - a hyperscan.Database, its hyperscan.Scratch
+        mine = getattr(self._scratch, "by_db", None)
         if mine is None:
-            mine = self._scratch.pair = (hyperscan.Scratch(self.db) if self.db is not None else None,
-                                         hyperscan.Scratch(self.progress_db))
-        return mine
+            mine = self._scratch.by_db = {}
+        scratch = mine.get(id(db))
+        if scratch is None:
+            scratch = mine[id(db)] = hyperscan.Scratch(db)
+        return scratch
 
     def _progress(self, data: bytes) -> list[tuple[int, int]]:
         window = tail_start(data)
         starts: set[tuple[int, int]] = set()
         add = starts.add
         self.progress_db.scan(data[window:], match_event_handler=lambda id_, start, _end, _flags, _ctx: add((window + start, id_)),
-                              scratch=self._scratches()[1])
+                              scratch=self._scratch_for(self.progress_db))
         return sorted(starts)
 
-    def _lines(self, data: bytes) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes]]:
-        if self.db is None:
+    def _lines(self, data: bytes, plan: _Plan,
+               limit: int | None = None) -> tuple[list[tuple[int, int, frozenset[int]]], frozenset[bytes]] | None:
+        """Candidate lines and markers of ``data``; None when ``limit`` matches were passed (the
+        scan stops there)."""
+        if plan.db is None:
             return [], frozenset()
         found: list[tuple[int, int]] = []
         add = found.append
-        self.db.scan(data, match_event_handler=lambda id_, _start, end, _flags, _ctx: add((end, id_)), scratch=self._scratches()[0])
+        if limit is None:
+            handler = lambda id_, _start, end, _flags, _ctx: add((end, id_))  # noqa: E731
+        else:
+            handler = lambda id_, _start, end, _flags, _ctx: add((end, id_)) or len(found) > limit  # noqa: E731
+        try:
+            plan.db.scan(data, match_event_handler=handler, scratch=self._scratch_for(plan.db))
+        except hyperscan.ScanTerminated:
+            return None
         if not found:
             return [], frozenset()
         found.sort()
-        owners = self.owners
+        owners = plan.owners
         size = len(data)
         out: list[tuple[int, int, frozenset[int]]] = []
         markers: set[bytes] = set()
