@@ -32,12 +32,12 @@ EVIDENCE_CHARS = 600
 # bracketed or not, syslog dates, clock times) and nothing else, so that what a line tells of
 # its place (a rank prefix such as torchrun's "3: ", an mpirun tag, a host or GPU address made
 # of digits) always stays in the memo's key. Group 1: torchrun's rank prefix, kept as it is.
-_VOLATILE_HEAD = re.compile(
-    r"(\d{1,6}: )?(?:\[ *\d+\.\d+\] *|\[?\d{4}-\d\d-\d\d[T ][\d:.,]{8,18}(?:Z|[+-]\d\d:?\d\d)?\]? *"
-    r"|[A-Z][a-z]{2} [ \d]\d [\d:.]{8,18} *|\d\d:\d\d:\d\d[\d.,]{0,10} *)*+")
-_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+_VOLATILE_HEAD = re.compile(  # on the line's bytes: a repeated line is never decoded
+    rb"(\d{1,6}: )?(?:\[ *\d+\.\d+\] *|\[?\d{4}-\d\d-\d\d[T ][\d:.,]{8,18}(?:Z|[+-]\d\d:?\d\d)?\]? *"
+    rb"|[A-Z][a-z]{2} [ \d]\d [\d:.]{8,18} *|\d\d:\d\d:\d\d[\d.,]{0,10} *)*+")
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 MEMO_LINES = 8192  # distinct line bodies remembered; the memory is cleared when full
-MEMO_MAX_CHARS = 2048  # longer lines are matched afresh
+MEMO_MAX_BYTES = 2048  # longer lines are matched afresh
 
 
 @dataclass
@@ -66,13 +66,14 @@ class Repeat(NamedTuple):
     such lines are only counted; ``hit`` makes the full Hit of one that is kept as evidence."""
 
     line: int
-    text: str
+    raw: bytes  # the line as read: decoded only if a hit is kept
     known: list  # (entry, signature id, fields, Context) per entry hit
 
     def hit(self, item: tuple) -> Hit:
         entry, sig_id, fields, ctx = item
-        return Hit(self.line, entry, sig_id, self.text.strip()[:EVIDENCE_CHARS], Context(None, ctx.rank, ctx.host, ctx.pci),
-                   dict(fields), self.text)  # the time is parsed (from the whole line) only if the hit is kept
+        text = self.raw.decode("utf-8", errors="replace")
+        return Hit(self.line, entry, sig_id, text.strip()[:EVIDENCE_CHARS], Context(None, ctx.rank, ctx.host, ctx.pci),
+                   dict(fields), text)  # the time is parsed (from the whole line) only if the hit is kept
 
 
 def _needs_surroundings(text: str, hits: list[Hit]) -> bool:
@@ -149,18 +150,18 @@ class Matcher:
             line = chunk.line_at(start) if cursor < 0 else line + data.count(b"\n", cursor, start)
             cursor = start
             raw = data[start:min(end, start + MAX_LINE_BYTES)]
-            text = raw.decode("utf-8", errors="replace")
             wanted = None
             if anchors is not None and by_signature:  # the scanner names the signatures that matched
                 wanted = anchors
             elif anchors is not None:  # only the signatures listed under the anchors on this line
                 wanted = frozenset().union(*(self.anchor_signatures[i] for i in anchors))
-            found = self.match_line(text, line, wanted)
+            found = self.match_line(raw, line, wanted)
             if not found:
                 continue
             if type(found) is Repeat:
                 yield found
                 continue
+            text = raw.decode("utf-8", errors="replace")
             if "Root Cause (first observed failure)" in text:
                 block = self._block_fields(data, end)
                 for h in found:
@@ -186,19 +187,21 @@ class Matcher:
                         h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
             yield from found
 
-    def match_line(self, text: str, line: int, wanted: frozenset[int] | None = None) -> list[Hit] | Repeat:
-        """Hits for one line; progress-bar carriage returns split it into segments. A line the
-        memo answered comes back as a Repeat when its hits need nothing from the lines around it.
+    def match_line(self, raw: bytes, line: int, wanted: frozenset[int] | None = None) -> list[Hit] | Repeat:
+        """Hits for one line (its bytes); progress-bar carriage returns split it into segments.
+        A line the memo answered comes back as a Repeat when its hits need nothing from the
+        lines around it (and is not even decoded).
 
         ``wanted`` limits the signatures tried (the scanner knows which anchors the line has).
         """
-        if "\r" in text or len(text) > MEMO_MAX_CHARS:
-            return self._match_line(text, line, wanted)
-        m = _VOLATILE_HEAD.match(text)
+        if b"\r" in raw or len(raw) > MEMO_MAX_BYTES:
+            return self._match_line(raw.decode("utf-8", errors="replace"), line, wanted)
+        m = _VOLATILE_HEAD.match(raw)
         head = m.end()
-        key = (m.group(1), text[:head].translate(_DIGITS_TO_ZERO), text[head:], wanted)
+        key = (m.group(1), raw[:head].translate(_DIGITS_TO_ZERO), raw[head:], wanted)
         known = self.memo.get(key)
         if known is None:
+            text = raw.decode("utf-8", errors="replace")
             hits = self._match_line(text, line, wanted)
             if len(self.memo) >= MEMO_LINES:
                 self.memo.clear()
@@ -210,7 +213,7 @@ class Matcher:
         alone, items = known
         if not items:
             return []
-        repeat = Repeat(line, text, items)
+        repeat = Repeat(line, raw, items)
         return repeat if alone else [repeat.hit(item) for item in items]
 
     def _match_line(self, text: str, line: int, wanted: frozenset[int] | None) -> list[Hit]:
