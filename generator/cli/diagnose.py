@@ -84,8 +84,8 @@ def make_diagnoser(rules: dict, engine: str = "auto") -> Diagnoser:
         raise InputError("--engine re2 needs the google-re2 package: pip install google-re2")
     if engine == "hyperscan" and not hsscan.available():
         raise InputError("--engine hyperscan needs the hyperscan package: pip install hyperscan")
-    # auto: Hyperscan first (measured in bench/results.md: 2.4 times grep's throughput on a 400 MiB
-    # log, RE2 0.8; its first run compiles its database, then finds it in the cache)
+    # auto: Hyperscan first (measured in bench/results.md: 3 to 4 times grep's throughput on a 400 MiB
+    # log, RE2 about 1; its first run compiles its database, then finds it in the cache)
     if engine == "hyperscan" or (engine == "auto" and hsscan.available()):
         # it names the signatures that matched a line, so only those ever need compiling (their
         # patterns were checked when the rules were loaded)
