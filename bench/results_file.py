@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -32,10 +33,23 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
+def cpu_check() -> float:
+    """Seconds of CPU a fixed Python loop takes, best of three: the shared machine's speed varies
+    from hour to hour (0.36 s to 0.57 s on one evening), so runs are compared by it."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        sum(range(30_000_000))
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def section_head(title: str) -> list[str]:
-    """The first lines of a section: its title, then the date and the machine of the measurement."""
+    """The first lines of a section: its title, then the date and the machine of the measurement
+    (with how fast it ran just then)."""
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return [f"## {title}", "", f"- Date: {date}", f"- Machine: {machine()}"]
+    return [f"## {title}", "", f"- Date: {date}",
+            f"- Machine: {machine()}; a fixed CPU loop (sum of 30 M integers) took {cpu_check():.2f} s when this was written"]
 
 
 def write_section(name: str, body: str) -> None:
