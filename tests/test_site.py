@@ -157,7 +157,8 @@ def test_search_index_is_small_and_holds_what_the_ranking_reads(built_site: Path
     assert xid79["u"] == "entries/xid-79/" and "fallen off the bus" in xid79["t"].lower()
     assert xid79["p"] and all(isinstance(p, str) for p, _ in xid79["p"])
     assert not [e["i"] for e in index["entries"] if "`" in e["s"] or "](" in e["s"]]
-    assert found[0].stat().st_size < 600_000
+    # it grows with the corpus (titles, answers, patterns): a budget per entry, not one for all
+    assert found[0].stat().st_size < 1_000 * len(corpus.entries)
     page = (built_site / "entries" / "xid-79" / "index.html").read_text(encoding="utf-8")
     assert found[0].name in page and "search_index.json" not in page
     assert not (built_site / "assets" / "javascripts" / "workers").exists()  # the theme's search worker is gone
