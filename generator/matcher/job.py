@@ -124,26 +124,25 @@ class Source:
         self._add(self.job.diagnoser.matcher.hits_in(chunk, candidates))
 
     def _add(self, hits: Iterable[Hit | Repeat]) -> None:
-        info, tally = self.info, self.job.tally
+        tally = self.job.tally
         for hit in hits:
             if type(hit) is Repeat:  # a repeated line: counted where it was seen before, a Hit only if kept
                 for item in hit.known:
-                    fields, ctx = item[2], item[3]
-                    place = (ctx.host if ctx.host is not None else info.host or None,
-                             ctx.rank if ctx.rank is not None else info.rank, fields.get("gpu_pci"))
+                    fields = item[2]
+                    place = (*self._host_rank(item[3]), fields.get("gpu_pci"))
                     if "caused_by_xid" in fields or not tally.add_again(item[0], hit.line, place):
                         self._add_hit(hit.hit(item))
                 continue
             self._add_hit(hit)
 
+    def _host_rank(self, ctx) -> tuple:  # noqa: ANN001 - parse.Context
+        """The host and rank of a line: what it says itself, else what this input's path says."""
+        return (ctx.host if ctx.host is not None else self.info.host or None,
+                ctx.rank if ctx.rank is not None else self.info.rank)
+
     def _add_hit(self, hit: Hit) -> None:
-        info = self.info
         hit.source = self.index
-        ctx = hit.context
-        if ctx.host is None and info.host:
-            ctx.host = info.host
-        if ctx.rank is None and info.rank is not None:
-            ctx.rank = info.rank
+        hit.context.host, hit.context.rank = self._host_rank(hit.context)
         self.job.tally.add(hit)
 
 

@@ -76,12 +76,20 @@ class Repeat(NamedTuple):
                    dict(fields), text)  # the time is parsed (from the whole line) only if the hit is kept
 
 
-def _needs_surroundings(text: str, hits: list[Hit]) -> bool:
-    """Whether ``hits_in`` reads lines around this one for its hits (a launcher's summary block,
-    the GPU named above a line): such a line is never answered as a Repeat."""
-    return ("Root Cause (first observed failure)" in text or ("failed (exitcode:" in text and "local_rank:" in text)
-            or ("fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text)
-            or (text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in hits)))
+def _surroundings(text: str, hits: list[Hit]) -> str | None:
+    """What ``hits_in`` reads around this line for its hits, if anything: the launcher's summary
+    block below it ("summary"), nothing but a flag ("agent": the elastic agent's line for the
+    worker that failed), the GPU named above it ("fallen", "smi"). Such a line is never answered
+    as a Repeat."""
+    if "Root Cause (first observed failure)" in text:
+        return "summary"
+    if "failed (exitcode:" in text and "local_rank:" in text:
+        return "agent"
+    if "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
+        return "fallen"
+    if text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in hits):
+        return "smi"  # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
+    return None
 
 
 class _LazyPattern:
@@ -162,7 +170,8 @@ class Matcher:
                 yield found
                 continue
             text = raw.decode("utf-8", errors="replace")
-            if "Root Cause (first observed failure)" in text:
+            around = _surroundings(text, found)
+            if around == "summary":
                 block = self._block_fields(data, end)
                 for h in found:
                     h.fields.update(block)
@@ -171,16 +180,15 @@ class Matcher:
                         h.context.rank = block["rank"]
                     if "host" in block and not h.context.host:
                         h.context.host = block["host"]
-            elif "failed (exitcode:" in text and "local_rank:" in text:
+            elif around == "agent":
                 for h in found:
-                    h.fields["first_failure"] = True  # the elastic agent's line for the worker that failed
-            elif "fallen off the bus" in text and "NVRM: The NVIDIA GPU" not in text:
+                    h.fields["first_failure"] = True
+            elif around == "fallen":
                 gpu = parse_fallen_gpu(data[max(0, start - 400):start].decode("utf-8", errors="replace"))
                 for h in found:
                     if gpu and "pci" not in h.fields:
                         h.fields["pci"] = h.fields["gpu_pci"] = h.context.pci = gpu
-            elif text[:1] in (" ", "\t") and " : " in text and not any("pci" in h.fields for h in found):
-                # a field of an `nvidia-smi -q` report: the GPU is named in the header above it
+            elif around == "smi":
                 gpu = parse_smi_gpu(data[max(0, start - SMI_LOOKBACK):start].decode("utf-8", errors="replace"))
                 if gpu:
                     for h in found:
@@ -206,7 +214,7 @@ class Matcher:
             if len(self.memo) >= MEMO_LINES:
                 self.memo.clear()
             # copies: the caller may still add what the lines around this one tell (a launcher's summary)
-            self.memo[key] = (not _needs_surroundings(text, hits),
+            self.memo[key] = (_surroundings(text, hits) is None,
                               [(h.entry, h.signature, dict(h.fields), Context(None, h.context.rank, h.context.host, h.context.pci))
                                for h in hits])
             return hits

@@ -129,20 +129,19 @@ _RANK_GUARDS = ("ank", "[default", None, "ank", "ank", "task ", "ank", "ank", "<
 assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
 
 
-# what may_name_rank looks for: a guard anywhere, or digits (any script's: up to 4 bytes each)
-# and ": " at the start, which is what the guard-less pattern needs
-_MAY_NAME_RANK = re.compile(b"^[0-9\\x80-\\xff]{1,24}: |" + b"|".join(re.escape(g.encode()) for g in dict.fromkeys(_RANK_GUARDS) if g is not None))
-
-
+# what the guard-less pattern needs: digits (any script's: up to 4 bytes each) and ": " at a line's start
+_DIGITS_COLON = rb"[0-9\x80-\xff]{1,24}: "
 _RANK_GUARD_TEXTS = tuple(g.encode() for g in dict.fromkeys(_RANK_GUARDS) if g is not None)
-_DIGITS_PREFIX = re.compile(b"\\n[0-9\\x80-\\xff]{1,24}: ")
+_MAY_NAME_RANK = re.compile(b"^" + _DIGITS_COLON + b"|" + b"|".join(map(re.escape, _RANK_GUARD_TEXTS)))
+_STARTS_WITH_DIGITS = re.compile(_DIGITS_COLON)
+_LATER_LINE_STARTS_WITH_DIGITS = re.compile(b"\n" + _DIGITS_COLON)
 
 
 def may_name_rank_in(data: bytes, start: int) -> bool:
     """False when no line of ``data`` from ``start`` (a line start) on can name a rank: none
     of the guards is there and no line starts with digits and ": " (a few scans in C)."""
-    return (any(data.find(g, start) >= 0 for g in _RANK_GUARD_TEXTS) or _DIGITS_PREFIX.search(data, max(0, start - 1)) is not None
-            or may_name_rank(data[start:start + 32]))
+    return (any(data.find(g, start) >= 0 for g in _RANK_GUARD_TEXTS) or _STARTS_WITH_DIGITS.match(data, start) is not None
+            or _LATER_LINE_STARTS_WITH_DIGITS.search(data, start) is not None)
 
 
 def may_name_rank(raw: bytes) -> bool:
