@@ -371,3 +371,16 @@ def test_dropped_files_give_one_report(context, server) -> None:
     report = json.loads(page.locator(".kb-doctor__json").text_content())
     assert [s["name"] for s in report["sources"]] == ["node-1-kern.log", "node-2-train.log"]
     assert report["findings"][0]["id"] == "xid-79" and report["initiating"]["host"] == "node-1"
+
+
+def test_code_spans_in_a_finding_title_show_as_code_not_backticks(context, server) -> None:
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    report = _diagnose(page, "ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` "
+                             "or with passing a `device_map`.\n")
+    assert report["findings"][0]["id"] == "deepspeed-zero3-device-map-incompatible"
+    assert "`" in report["findings"][0]["title"]  # the corpus writes the option names as code
+    heading = page.locator(".kb-doctor__finding h3").first
+    assert "`" not in heading.inner_text()
+    assert heading.locator("code", has_text="low_cpu_mem_usage=True").count() == 1

@@ -123,3 +123,14 @@ def test_the_search_page_takes_the_query_from_the_address(site) -> None:
     page.wait_for_function("() => location.search.includes('ncclRemoteError')")
     assert page.locator(".kb-search-page__results .kb-search__link").first.get_attribute("data-id") == "nccl-remote-error"
     assert not errors
+
+
+def test_code_spans_in_result_titles_show_as_code_not_backticks(site) -> None:
+    server, page, errors = site
+    page.goto(server.url + "/search/?q=" + "DeepSpeed Zero-3 low_cpu_mem_usage device_map".replace(" ", "+"))
+    item = page.locator(".kb-search__link[data-id=deepspeed-zero3-device-map-incompatible]").first
+    item.wait_for()
+    title = item.locator(".kb-search__title")
+    assert "`" not in title.inner_text()
+    assert title.locator("code", has_text="device_map").count() == 1
+    assert not errors

@@ -122,3 +122,22 @@ def test_a_list_right_after_a_paragraph_line_becomes_a_list() -> None:
     assert "keep:\n- this" in html  # inside the fence: untouched
     assert list_breaks("- a\n- b\n\ntext") == "- a\n- b\n\ntext"
     assert markdown.markdown(text, extensions=["fenced_code"]).count("<li>") == 0  # what it fixes
+
+
+def test_code_spans_in_titles_render_as_code_and_a_quoting_backtick_stays() -> None:
+    a = _entry("alpha-fault", title="Lightning: `Trainer(strategy='ddp')` is not compatible with `<graph>`",
+               related=["beta-fault"])
+    b = _entry("beta-fault", title="version `GLIBC_2.34' not found (required by libfoo.so)")
+    out = pages(_corpus(a, b), ROOT)
+    page_a, page_b = out["entries/alpha-fault.md"], out["entries/beta-fault.md"]
+    h1 = page_a.split("\n# ", 1)[1].split("\n", 1)[0]
+    assert h1 == ("Lightning: <code>Trainer(strategy=&#x27;ddp&#x27;)</code> is not compatible with "
+                  "<code>&lt;graph&gt;</code>"), h1
+    assert "&#96;" not in h1
+    # the unpaired backtick is part of glibc's quoting: kept, inert
+    assert "# version &#96;GLIBC&#95;2.34&#x27; not found" in page_b
+    # the front matter (tab title, header) is plain text without the code spans' backticks
+    assert 'title: "Lightning: Trainer(strategy=&#x27;ddp&#x27;) is not compatible with &lt;graph&gt;"' in page_a
+    # links to it from other pages and category tables show the code too
+    assert "[Lightning: <code>Trainer(strategy=&#x27;ddp&#x27;)</code>" in page_b
+    assert "<code>Trainer(strategy=&#x27;ddp&#x27;)</code>" in out["categories/cuda.md"]

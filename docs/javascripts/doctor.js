@@ -173,6 +173,7 @@
         ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines${files}`
         : `No known failure found in ${report.input.lines.toLocaleString()} lines${files}.`;
     box.append(el("h2", { class: "kb-doctor__verdict", text: head, tabindex: "-1" }));
+    const titles = Object.fromEntries(report.findings.map((f) => [f.id, window.kbDom.plainTitle(f.title)]));
     if (report.initiating) {
       const place = { ...report.initiating };
       delete place.time; // the finding cards give the time; this line says who failed first
@@ -181,7 +182,6 @@
       if (first) box.append(el("p", { class: "kb-doctor__first", text: `Failed first: ${first}${line}` }));
     }
     if ((report.nodes || []).length > 1) {
-      const titles = Object.fromEntries(report.findings.map((f) => [f.id, f.title]));
       const list = el("ul", { class: "kb-doctor__nodes" });
       for (const n of report.nodes) {
         const rank = n.rank !== undefined ? `, rank ${n.rank}` : "";
@@ -194,10 +194,9 @@
     if (report.recovery_action) {
       box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
     }
-    const titles = Object.fromEntries(report.findings.map((f) => [f.id, f.title]));
     for (const f of report.findings) {
       const card = el("article", { class: `kb-doctor__finding kb-doctor__finding--${f.role}` });
-      const title = f.url ? el("a", { href: f.url, text: f.title }) : el("span", { text: f.title });
+      const title = el(f.url ? "a" : "span", { href: f.url || null }, window.kbDom.title(f.title));
       card.append(el("h3", {},
         el("span", { class: `kb-badge kb-role kb-role-${f.role}`, text: ROLE_LABEL[f.role] }), " ", title));
       const meta = [`severity ${f.severity}`, `seen ${f.count}×`, `first on ${at(f.source, f.first_line)}`];
@@ -209,7 +208,7 @@
       }
       // the theme makes <code> the scrolling box: it takes focus so keyboards can scroll it
       const pre = el("pre", { class: "kb-doctor__evidence" });
-      const code = el("code", { tabindex: "0", "aria-label": `Evidence lines for ${f.title}` });
+      const code = el("code", { tabindex: "0", "aria-label": `Evidence lines for ${window.kbDom.plainTitle(f.title)}` });
       for (const e of f.evidence) {
         code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(e.source, e.line) : `${e.line}` }), ` ${e.text}\n`);
       }

@@ -29,4 +29,24 @@ window.kbDom = {
     frag.append(plain(source.slice(pos)));
     return frag;
   },
+
+  // An entry's title as inert nodes: its `code spans` become <code>; everything else stays as
+  // written, an unpaired backtick included (glibc quotes as "version `GLIBC_2.34' not found").
+  title(text) {
+    const frag = document.createDocumentFragment();
+    const source = String(text || "");
+    let pos = 0;
+    for (const m of source.matchAll(/(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g)) {
+      frag.append(source.slice(pos, m.index), window.kbDom.el("code", { text: m[2].trim() || m[2] }));
+      pos = m.index + m[0].length;
+    }
+    frag.append(source.slice(pos));
+    return frag;
+  },
+
+  // The same title as one line of plain text (a list of titles, a label): code spans' backticks
+  // dropped, an unpaired backtick kept.
+  plainTitle(text) {
+    return String(text || "").replace(/(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g, (_, ticks, code) => code.trim() || code);
+  },
 };

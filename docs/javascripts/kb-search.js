@@ -206,7 +206,7 @@
       : el("a", { class: "kb-search__link", href, "data-id": hit.entry ? hit.entry.i : null });
     if (hit.entry) {
       const e = hit.entry;
-      body.append(el("span", { class: "kb-search__title", text: e.t }),
+      body.append(el("span", { class: "kb-search__title" }, window.kbDom.title(e.t)),
         el("span", { class: "kb-search__meta" },
           el("code", { text: e.i }),
           el("span", { text: ` · ${e.c}` }),

@@ -57,6 +57,8 @@ def environment() -> Environment:
     env.filters["first_sentence"] = lambda text: search_index.first_sentence(text, 300)
     env.filters["meaning"] = lambda e: escape_text(datasets.meaning(e).replace("`", ""))  # a one-line table cell
     env.filters["inline_code"] = inline_code
+    # a title's code spans as code (H1, related links); its plain form goes to front matter (attr)
+    env.filters["title"] = lambda s: inline_code(s, keep_unpaired=True)
     env.filters["wbr"] = lambda s: escape_text(s).replace("&#95;", "&#95;<wbr>") if s else ""
     return env
 
@@ -98,17 +100,22 @@ def list_breaks(text: str) -> str:
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
-def inline_code(text: str) -> str:
-    """One line of Markdown prose (an Xid meaning) as inert HTML for a raw-HTML block: code
-    spans become ``<code>`` (breakable only after an underscore), any other text is escaped,
-    and a backtick left unpaired (a first sentence cut inside a code span) is dropped."""
+def inline_code(text: str, keep_unpaired: bool = False) -> str:
+    """One line of Markdown prose (an Xid meaning, a title) as inert HTML: code spans become
+    ``<code>`` (breakable only after an underscore), any other text is escaped. A backtick left
+    unpaired is dropped from prose (a first sentence cut inside a code span) and kept in a title
+    (``keep_unpaired``), where it is part of a quoted message: glibc's "version `GLIBC_2.34' not
+    found"."""
+    def plain(segment: str) -> str:
+        return escape_text(segment if keep_unpaired else segment.replace("`", ""))
+
     out, pos = [], 0
     for m in _CODE_SPAN.finditer(text or ""):
-        out.append(escape_text(text[pos:m.start()].replace("`", "")))
+        out.append(plain(text[pos:m.start()]))
         code = escape_text(m.group(2).strip() or m.group(2)).replace("&#95;", "&#95;<wbr>")
         out.append(f"<code>{code}</code>")
         pos = m.end()
-    out.append(escape_text((text or "")[pos:].replace("`", "")))
+    out.append(plain((text or "")[pos:]))
     return "".join(out)
 
 
