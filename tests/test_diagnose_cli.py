@@ -89,9 +89,10 @@ def test_binary_garbage_is_diagnosed_not_fatal(tmp_path: Path) -> None:
 @pytest.mark.skipif(not DEV.is_dir(), reason="../shared/logs-dev is not beside this checkout")
 def test_eval_on_the_development_logs() -> None:
     result = run_kb("eval", str(DEV), cwd=ROOT)
-    assert "top-3: 17/17" in result.out, result.out
+    assert "(17 cases: 16 failure logs, 1 healthy)" in result.out, result.out
+    assert "top-3: 16/16 failure logs" in result.out, result.out
     top1 = int(result.out.split("top-1: ")[1].split("/")[0])
-    assert top1 >= 15, result.out
+    assert top1 >= 14, result.out
     assert "false positives on healthy logs: 0/1" in result.out
     assert result.code == 0
 
@@ -103,6 +104,25 @@ def test_eval_on_the_project_fixtures() -> None:
     assert "false positives on healthy logs: 0/" in result.out
     named, labelled = map(int, result.out.split("named right: ")[1].split()[0].split("/"))
     assert labelled >= 20 and named / labelled >= 0.9, result.out
+
+
+def test_eval_scores_failure_logs_apart_from_healthy_ones(tmp_path: Path) -> None:
+    """A healthy log found clean is not a "top-1 hit": the rates count failure logs only, and
+    --min-top1 reads the same rate."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "a.log").write_text("NVRM: Xid (PCI:0000:2b:00): 79, pid=1, GPU has fallen off the bus.\n", encoding="utf-8")
+    (cases / "b.log").write_text("RuntimeError: CUDA error: out of memory\n", encoding="utf-8")
+    for name in ("c", "d", "e"):
+        (cases / f"{name}.log").write_text("epoch 1 loss 0.5\nall good\n", encoding="utf-8")
+    labels = [{"id": "a", "expected": "xid-79"}, {"id": "b", "expected": "xid-79"}] + [
+        {"id": name, "expected": "none"} for name in ("c", "d", "e")]
+    (tmp_path / "labels.yaml").write_text(yaml.safe_dump(labels), encoding="utf-8")
+    result = run_kb("eval", str(tmp_path), "--min-top1", "0.6", cwd=ROOT)
+    assert "(5 cases: 2 failure logs, 3 healthy)" in result.out, result.out
+    assert "top-1: 1/2 failure logs (50 %)" in result.out, result.out  # not 4/5 (80 %)
+    assert "false positives on healthy logs: 0/3" in result.out, result.out
+    assert result.code == 1, result.out  # 50 % < 60 %
 
 
 def test_project_fixtures_cover_every_category_of_the_corpus() -> None:

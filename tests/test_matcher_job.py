@@ -269,7 +269,7 @@ def test_kb_eval_scores_the_failure_and_the_culprit_on_the_job_fixtures() -> Non
     failed first. The misses listed are known: each needs what the logs alone do not give."""
     result = run_kb("eval", str(MULTI))
     out = result.out
-    assert "top-1: 18/26" in out, out
+    assert "top-1: 18/26 failure logs" in out, out
     assert "failed first (rank, host or GPU) named right: 16/24" in out, out
     # known misses: 004 progress without timestamps and no ending in the logs (a hang is not declared
     # on progress that merely stops: healthy logs do that), 006 hand-made py-spy summaries (not py-spy's

@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", help="folder with cases/*.log and labels.yaml")
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json)")
     p.add_argument("--engine", choices=engines, default="auto", help="prefilter engine (see kb diagnose)")
-    p.add_argument("--min-top1", type=float, default=None, help="also exit 1 if the top-1 rate is below this (0..1)")
+    p.add_argument("--min-top1", type=float, default=None, help="also exit 1 if the top-1 rate on failure logs is below this (0..1)")
     p.add_argument("--summary", action="store_true",
                    help="print the scores (per family when the labels name one) but no case-by-case misses: "
                         "for a held-out sample whose misses nobody should read")
