@@ -44,6 +44,12 @@ def test_glog_and_syslog_order_within_a_log() -> None:
         ("node07:2811:2811 [1] NCCL INFO Bootstrap : Using eth0", None, "node07"),
         ("Feb 15 17:37:45 gpu-node-a kernel: NVRM: Xid (PCI:0000:3b:00): 79,", None, "gpu-node-a"),
         ("srun: error: node12: task 7: Out Of Memory", 7, "node12"),
+        # TensorRT's error code where torchrun puts a rank (TensorRT #2177, issue threads): not a rank
+        ("6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.0.0 "
+         "got 8.0.1, please rebuild.", None, None),
+        ("3: [executionContext.cpp::setInputShape::2288] Error Code 3: API Usage Error", None, None),
+        # ...unless torchrun's own prefix comes first
+        ("2: 6: The engine plan file is not compatible with this version of TensorRT", 2, None),
     ],
 )
 def test_rank_and_host(line: str, rank: int | None, host: str | None) -> None:
@@ -108,6 +114,21 @@ def test_an_xid_as_the_kubernetes_device_plugin_reports_it() -> None:
     older = parse_xid("2019/04/30 08:10:02 XidCriticalError: Xid=79, All devices will go unhealthy.")
     assert older is not None and older.code == 79 and older.device is None
     assert parse_xid("Ignoring the following XIDs for health checks: [13 31 43 45 68 109]") is None
+
+
+def test_an_xid_as_dcgm_reports_it() -> None:
+    """DCGM's health watch words an Xid its own way (DCGM_FR_XID_ERROR_MSG); quoted in a node
+    condition it comes with the GPU's PCI address and UUID (NVSentinel #911)."""
+    from generator.matcher.parse import parse_xid
+
+    event = parse_xid("ErrorCode:DCGM_FR_XID_ERROR GPU:4 PCI:0000:c4:00.0 GPU_UUID:GPU-d1816eb1-2926-4fbc-13f6-1cf1ba1b921b "
+                      "Detected XID 31 for GPU 4 Please consult the documentation for details of this XID.")
+    assert event is not None and event.code == 31 and event.pci == "0000:c4:00"
+    assert event.device == "GPU-d1816eb1-2926-4fbc-13f6-1cf1ba1b921b"
+    bare = parse_xid("Detected XID 79 for GPU 0")
+    assert bare is not None and bare.code == 79 and bare.pci == "" and bare.device is None
+    assert parse_xid("Detected fatal NvSwitch SXID 12028") is None  # an SXid, not an Xid
+    assert parse_xid("Detected XID errors on this node earlier") is None
 
 
 def test_journalctl_json_lines_give_time_and_host() -> None:

@@ -125,6 +125,9 @@ def _noyear(month: int, day: int, hh: int, mm: int, ss: int) -> float:
 
 # the text each rank pattern needs, checked with `in` first (a line without it is not searched);
 # None: the pattern needs a digit at the line's start instead
+# TensorRT's logger starts an error with its ErrorCode ("6: The engine plan file ...", "3: [file.cpp::
+# fn::123] Error Code 3: ..."), which looks like torchrun's "3: " rank prefix and is not one
+_TENSORRT_CODE = re.compile(r"\d{1,2}: (?:\[[^\]\s]{1,200}\.(?:cpp|cu|h)::|The engine plan file )")
 _RANK_GUARDS = ("ank", "[default", None, "ank", "ank", "task ", "ank", "ank", "<std")
 assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
 
@@ -159,7 +162,7 @@ def parse_rank(line: str) -> int | None:
         elif guard not in line:
             continue
         m = rx.search(line)
-        if m:
+        if m and not (guard is None and _TENSORRT_CODE.match(line)):
             return int(m.group(1))
     return None
 
@@ -208,11 +211,23 @@ _XID_GPUD = re.compile(r"\b[Xx][Ii][Dd] (\d{1,4}) (?:\([^)]{1,120}\) detected on
 _XID_DEVICE_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d{1,4})(?: on Device=(GPU-[0-9a-fA-F-]{4,64}|MIG-[0-9a-fA-F-]{4,64}))?")
 
 
+# DCGM's health watch (DCGM_FR_XID_ERROR_MSG in dcgmlib/dcgm_errors.h): 'Detected XID 31 for GPU 4',
+# often inside a node condition that also names the GPU's PCI address and UUID
+_XID_DCGM = re.compile(r"Detected XID (\d{1,4}) for GPU \d{1,3}\b")
+_GPU_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,40})")
+
+
 def parse_xid(line: str) -> XidEvent | None:
     """The Xid event on this line, in any of the driver's formats or as the Kubernetes device
-    plugin reports it; None if there is none."""
+    plugin, GPUd or DCGM reports it; None if there is none."""
     m = _XID.search(line)
     if not m:
+        dcgm = _XID_DCGM.search(line) if "Detected XID" in line else None
+        if dcgm:
+            pci = _PCI.search(line)
+            uuid = _GPU_UUID.search(line)
+            return XidEvent(code=int(dcgm.group(1)), pci=pci.group(1).lower() if pci else "", pid=None, process=None,
+                            text=dcgm.group(0), device=uuid.group(1) if uuid else None)
         plugin = _XID_DEVICE_PLUGIN.search(line) if "XidCriticalError" in line else None
         if plugin:
             return XidEvent(code=int(plugin.group(1)), pci="", pid=None, process=None, text=line[plugin.end():].strip(" ;,."),

@@ -53,6 +53,7 @@ ANCHOR = -1  # owner of an expression that is one of the matcher's own anchors (
 MARKER = -2  # owners from here down: the readers' markers (scan.MARKERS), noted but no candidate line
 LITERAL_MIN = 8  # a signature whose prefilter literals are all this long is found by them, not its byte form
 DENSE = 256  # matches in one piece (about 1 MiB) past which the byte forms name its lines instead
+_NONE: frozenset[int] = frozenset()  # a line found by an anchor alone names no signature
 
 
 def available() -> bool:
@@ -113,6 +114,7 @@ class _Plan:
                  literal_min: int | None):
         # the plan (each expression, its case flag and what it stands for) depends only on the
         # patterns and this code: kept in the cache too, it spares rewriting every pattern per run
+        self.singles: dict[int, frozenset[int]] = {}  # signature -> {signature}, shared by the lines naming it alone
         key = repr((_CODE, patterns, anchors, MARKERS, literal_min))
         name = "hyperscan-plan-" + hashlib.sha256(key.encode()).hexdigest()[:24]
         plan = _read_plan(name) if use_cache else None
@@ -247,11 +249,14 @@ class HyperscanScanner:
             return [], frozenset()
         found.sort()
         owners = plan.owners
+        singles = plan.singles
         size = len(data)
         out: list[tuple[int, int, frozenset[int]]] = []
+        append = out.append
+        rfind, find = data.rfind, data.find
         markers: set[bytes] = set()
         start = end = -1
-        names: set[int] = set()
+        names: frozenset[int] | set[int] = _NONE
         for at, id_ in found:
             owner = owners[id_]
             if owner <= MARKER:
@@ -260,13 +265,20 @@ class HyperscanScanner:
             pos = at - 1 if at else 0  # the match's last byte (a match ending at $ ends before the LF)
             if pos > end:
                 if start >= 0:
-                    out.append((start, end, frozenset(names)))
-                start = data.rfind(b"\n", 0, pos) + 1
-                end = data.find(b"\n", pos)
-                end = size if end < 0 else end
-                names = set()
-            if owner != ANCHOR:
-                names.add(owner)
+                    append((start, end, names if names.__class__ is frozenset else frozenset(names)))
+                start = rfind(b"\n", 0, pos) + 1
+                end = find(b"\n", pos)
+                if end < 0:
+                    end = size
+                # most lines name one signature: its set is made once per plan, not once per line
+                if owner == ANCHOR:
+                    names = _NONE
+                else:
+                    names = singles.get(owner)
+                    if names is None:
+                        names = singles[owner] = frozenset((owner,))
+            elif owner != ANCHOR and owner not in names:
+                names = {*names, owner}
         if start >= 0:
-            out.append((start, end, frozenset(names)))
+            append((start, end, names if names.__class__ is frozenset else frozenset(names)))
         return out, frozenset(markers)
