@@ -36,6 +36,9 @@ RULES = [
      "the proposed id was written as the general entry host-nvidia-smi-not-found: 'nvidia-smi: command not found' "
      "is the same line on a login node, a host without a driver and a container started without GPUs, and the "
      "entry lists the login or CPU node first among its causes"),
+    (None, "cuda-compiler-killed-out-of-memory", "build-compiler-killed",
+     "the proposed id names what the existing entry build-compiler-killed already covers: a compiler of a driver "
+     "or extension build (gcc's cc1plus, nvcc's cicc or ptxas) killed by the kernel, usually for lack of memory"),
 ]
 
 
