@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -263,3 +264,33 @@ def test_eval_counts_a_note_when_the_thread_only_asked_why_the_job_was_slow(tmp_
     assert results["healthy"].top1
     assert results["both"].top1 and results["both"].got == ["cuda-out-of-memory", "nccl-socket-fallback"]
     assert not results["both-note"].top1 and results["both-note"].top3
+
+
+def test_rules_are_rebuilt_when_an_entry_is_removed_or_changed_behind_them(tmp_path: Path) -> None:
+    """The rules' freshness is a stamp of every entry file (name, size, time), taken before the
+    build reads them: removing an entry, or an edit dated before the rules (as when a file is
+    saved while another build was reading), rebuilds them; nothing changed, nothing is rebuilt."""
+    from generator.cli.diagnose import ensure_rules
+
+    entries = tmp_path / "entries"
+    for name in ("xid-79", "cuda-out-of-memory", "nccl-remote-error"):
+        src = next((ROOT / "kb" / "entries").rglob(f"{name}.yaml"))
+        (entries / src.parent.name).mkdir(parents=True, exist_ok=True)
+        doc = yaml.safe_load(src.read_text(encoding="utf-8"))
+        for key in ("related", "causes", "caused_by"):  # links to entries this small corpus lacks
+            doc.pop(key, None)
+        (entries / src.parent.name / src.name).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "build" / "rules.json"
+    assert set(ensure_rules(None, entries, out)["entries"]) == {"xid-79", "cuda-out-of-memory", "nccl-remote-error"}
+    built = out.stat().st_mtime_ns
+    ensure_rules(None, entries, out)
+    assert out.stat().st_mtime_ns == built  # current: not rebuilt
+    next(entries.rglob("nccl-remote-error.yaml")).unlink()  # the newest file time does not change
+    assert set(ensure_rules(None, entries, out)["entries"]) == {"xid-79", "cuda-out-of-memory"}
+    oom = next(entries.rglob("cuda-out-of-memory.yaml"))
+    text = oom.read_text(encoding="utf-8")
+    assert "\nseverity: medium\n" in text
+    oom.write_text(text.replace("\nseverity: medium\n", "\nseverity: low\n"), encoding="utf-8")
+    past = out.stat().st_mtime - 3600
+    os.utime(oom, (past, past))  # saved "before" the rules were written
+    assert ensure_rules(None, entries, out)["entries"]["cuda-out-of-memory"]["severity"] == "low"

@@ -1,12 +1,14 @@
 """The `kb rules`, `kb diagnose` and `kb eval` commands: the CLI side of the log matcher.
 
 The matcher itself (generator/matcher) reads only a rules file. Here the CLI makes sure
-that file exists and is current (rebuilding it from the corpus when an entry is newer),
+that file exists and is current (rebuilding it from the corpus when an entry file was added,
+removed or changed since it was built),
 opens the input safely, picks the fastest scanner available and renders the report.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from generator import config
+from generator import atomic, config
 from generator.errors import InputError
 from generator.matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
 from generator.matcher.job import Job
@@ -35,7 +37,7 @@ def packaged_rules() -> Path | None:
     return path if path.is_file() else None
 
 
-def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
+def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES, out: Path = DEFAULT_RULES) -> dict:
     """The rules to use: the given file; in a checkout, build/rules.json rebuilt when the corpus
     changed; elsewhere, the rules compiled into the installed package."""
     if rules_path is not None:
@@ -46,15 +48,30 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES) -> dict:
             return _load(packaged)
         raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json, run from a "
                          "checkout of the atlas, or install it (pip install .) so the rules come with it")
-    newest = max((p.stat().st_mtime for p in entries.rglob("*.yaml")), default=0.0)
-    code = (Path(__file__).parents[1] / "exports" / "rules.py").stat().st_mtime
-    if not DEFAULT_RULES.exists() or DEFAULT_RULES.stat().st_mtime < max(newest, code):
+    stamp = inputs_stamp(entries)
+    stamp_file = out.with_name(out.name + ".inputs")
+    if not out.exists() or not stamp_file.exists() or stamp_file.read_text(encoding="utf-8") != stamp:
         from generator.corpus.validated import load_corpus
         from generator.exports.rules import write_rules
 
-        write_rules(load_corpus(entries), DEFAULT_RULES)
-        os.utime(DEFAULT_RULES)  # current now, even when the rebuilt rules were identical (not rewritten)
-    return _load(DEFAULT_RULES)
+        write_rules(load_corpus(entries), out)
+        # the stamp taken before the corpus was read: a file edited while it was read leaves the
+        # stamp behind, so the next run builds again
+        atomic.write_text(stamp_file, stamp)
+    return _load(out)
+
+
+def inputs_stamp(entries: Path) -> str:
+    """What the compiled rules were built from: the name, size and modification time of every
+    entry file and of the rules compiler. Unlike the newest modification time alone, it changes
+    when an entry is removed or renamed, and when a file was edited while a build was reading."""
+    digest = hashlib.sha256()
+    for path in sorted(entries.rglob("*.yaml")):
+        st = path.stat()
+        digest.update(f"{path.relative_to(entries).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    code = (Path(__file__).parents[1] / "exports" / "rules.py").stat()
+    digest.update(f"rules.py\0{code.st_size}\0{code.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def _load(path: Path) -> dict:
@@ -211,7 +228,10 @@ def run_rules(output: Path) -> int:
     from generator.corpus.validated import load_corpus
     from generator.exports.rules import write_rules
 
+    stamp = inputs_stamp(ENTRIES) if ENTRIES.is_dir() else None
     rules = write_rules(load_corpus(ENTRIES), output)
+    if stamp is not None:  # kb diagnose then knows these rules are current
+        atomic.write_text(output.with_name(output.name + ".inputs"), stamp)
     print(f"kb rules: wrote {output} ({len(rules['entries'])} entries, {len(rules['signatures'])} signatures, "
           f"{len(rules['anchors'])} anchors, {rules['hash'][:19]}…)")
     return 0
