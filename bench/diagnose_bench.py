@@ -126,10 +126,7 @@ def main() -> int:
     cache = OUT / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     os.environ["KB_CACHE_DIR"] = str(cache)  # the runs below share it; the first hyperscan run fills it
-    # kb runs with its modules' bytecode cached, as an installed kb has it (pip compiles it at install);
-    # a shell that sets PYTHONDONTWRITEBYTECODE would otherwise make every run compile them anew
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["PYTHONPYCACHEPREFIX"] = str(OUT / "pycache")
+    measure.like_installed(OUT)
     kb = [sys.executable, "-m", "generator", "diagnose", "--rules", "build/rules.json", "--format", "json"]
     env_c = {**os.environ, "LC_ALL": "C"}
     commands = {

@@ -142,8 +142,7 @@ def main() -> int:
     warm = OUT / "warm-up.log"
     with repeated.open("rb") as fh:
         warm.write_bytes(fh.read(MiB))
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # kb runs from cached bytecode, as an installed kb does
-    os.environ["PYTHONPYCACHEPREFIX"] = str(OUT / "pycache")
+    measure.like_installed(OUT)
     timed(kb + [str(warm)])
 
     rows = []

@@ -43,3 +43,11 @@ def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, fl
     with os.fdopen(read_end, "rb") as fh:
         status, maxrss_kib = json.loads(fh.read() or b"[127, 0]")
     return wall, maxrss_kib / 1024, status, out, err
+
+
+def like_installed(out: Path) -> None:
+    """Run kb from here on with its modules' bytecode cached (under ``out``), as an installed kb
+    has it (pip compiles it at install): a shell that sets PYTHONDONTWRITEBYTECODE would otherwise
+    make every timed run compile them anew."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(out / "pycache")

@@ -1,6 +1,9 @@
 // Shared by the site's scripts: build DOM nodes from text only (never HTML), since much of
 // what they show (log lines, entry text) must stay inert.
 window.kbDom = {
+  // a code span in a title: a run of backticks, its text, the same run again (not part of a longer run)
+  titleCode: /(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g,
+
   el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
@@ -36,7 +39,7 @@ window.kbDom = {
     const frag = document.createDocumentFragment();
     const source = String(text || "");
     let pos = 0;
-    for (const m of source.matchAll(/(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g)) {
+    for (const m of source.matchAll(window.kbDom.titleCode)) {
       frag.append(source.slice(pos, m.index), window.kbDom.el("code", { text: m[2].trim() || m[2] }));
       pos = m.index + m[0].length;
     }
@@ -47,6 +50,6 @@ window.kbDom = {
   // The same title as one line of plain text (a list of titles, a label): code spans' backticks
   // dropped, an unpaired backtick kept.
   plainTitle(text) {
-    return String(text || "").replace(/(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g, (_, ticks, code) => code.trim() || code);
+    return String(text || "").replace(window.kbDom.titleCode, (_, ticks, code) => code.trim() || code);
   },
 };

@@ -48,17 +48,27 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES, out: Path = D
             return _load(packaged)
         raise InputError(f"no corpus at {entries} and no --rules given; pass --rules PATH to a rules.json, run from a "
                          "checkout of the atlas, or install it (pip install .) so the rules come with it")
-    stamp = inputs_stamp(entries)
-    stamp_file = out.with_name(out.name + ".inputs")
-    if not out.exists() or not stamp_file.exists() or stamp_file.read_text(encoding="utf-8") != stamp:
-        from generator.corpus.validated import load_corpus
-        from generator.exports.rules import write_rules
-
-        write_rules(load_corpus(entries), out)
-        # the stamp taken before the corpus was read: a file edited while it was read leaves the
-        # stamp behind, so the next run builds again
-        atomic.write_text(stamp_file, stamp)
+    stamp = _stamp_file(out)
+    if not out.exists() or not stamp.exists() or stamp.read_text(encoding="utf-8") != inputs_stamp(entries):
+        build_rules(entries, out)
     return _load(out)
+
+
+def build_rules(entries: Path, out: Path) -> dict:
+    """Compile the corpus into ``out`` and note beside it what it was built from. The stamp is
+    taken before the corpus is read: a file edited while it was read leaves the stamp behind,
+    so the next ``ensure_rules`` builds again."""
+    from generator.corpus.validated import load_corpus
+    from generator.exports.rules import write_rules
+
+    stamp = inputs_stamp(entries)
+    rules = write_rules(load_corpus(entries), out)
+    atomic.write_text(_stamp_file(out), stamp)
+    return rules
+
+
+def _stamp_file(out: Path) -> Path:
+    return out.with_name(out.name + ".inputs")
 
 
 def inputs_stamp(entries: Path) -> str:
@@ -225,13 +235,7 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
 
 
 def run_rules(output: Path) -> int:
-    from generator.corpus.validated import load_corpus
-    from generator.exports.rules import write_rules
-
-    stamp = inputs_stamp(ENTRIES) if ENTRIES.is_dir() else None
-    rules = write_rules(load_corpus(ENTRIES), output)
-    if stamp is not None:  # kb diagnose then knows these rules are current
-        atomic.write_text(output.with_name(output.name + ".inputs"), stamp)
+    rules = build_rules(ENTRIES, output)  # with its stamp: kb diagnose then knows these rules are current
     print(f"kb rules: wrote {output} ({len(rules['entries'])} entries, {len(rules['signatures'])} signatures, "
           f"{len(rules['anchors'])} anchors, {rules['hash'][:19]}…)")
     return 0

@@ -28,7 +28,9 @@ _GLOG = re.compile(r"(?:^|[\s\[])[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d
 _RANK_PATTERNS = (
     re.compile(r"\[[Rr]ank ?(\d{1,6})\]"),          # [rank3]: ... and [Rank 3] inside messages
     re.compile(r"^\[default(\d{1,6})\]:"),          # torchrun --tee / --log-dir prefixes
-    re.compile(r"^(\d{1,6}): "),                     # torchrun's "3: " local-rank prefix
+    # torchrun's "3: " local-rank prefix; not TensorRT's logger, which starts an error with its
+    # ErrorCode the same way ("6: The engine plan file ...", "3: [file.cpp::fn::123] Error Code 3: ...")
+    re.compile(r"^(?!\d{1,2}: (?:\[[^\]\s]{1,200}\.(?:cpp|cu|h)::|The engine plan file ))(\d{1,6}): "),
     re.compile(r"\brank\s*:\s*(\d{1,6})\b"),        # elastic Root Cause block
     re.compile(r"\blocal_rank:\s*(\d{1,6})\b"),       # elastic agent: failed (exitcode: -9) local_rank: 3
     re.compile(r"\btask (\d{1,6}):"),               # srun: error: node: task 3: ...
@@ -125,9 +127,6 @@ def _noyear(month: int, day: int, hh: int, mm: int, ss: int) -> float:
 
 # the text each rank pattern needs, checked with `in` first (a line without it is not searched);
 # None: the pattern needs a digit at the line's start instead
-# TensorRT's logger starts an error with its ErrorCode ("6: The engine plan file ...", "3: [file.cpp::
-# fn::123] Error Code 3: ..."), which looks like torchrun's "3: " rank prefix and is not one
-_TENSORRT_CODE = re.compile(r"\d{1,2}: (?:\[[^\]\s]{1,200}\.(?:cpp|cu|h)::|The engine plan file )")
 _RANK_GUARDS = ("ank", "[default", None, "ank", "ank", "task ", "ank", "ank", "<std")
 assert len(_RANK_GUARDS) == len(_RANK_PATTERNS)
 
@@ -162,7 +161,7 @@ def parse_rank(line: str) -> int | None:
         elif guard not in line:
             continue
         m = rx.search(line)
-        if m and not (guard is None and _TENSORRT_CODE.match(line)):
+        if m:
             return int(m.group(1))
     return None
 
