@@ -281,3 +281,29 @@ def test_of_two_entries_matched_on_the_same_line_the_more_specific_comes_first()
     for entries in ([generic, specific], [specific, generic]):  # whatever the corpus order
         rules = compile_rules(Corpus(root=ROOT, entries=entries))
         assert [f["id"] for f in Diagnoser(rules).diagnose_text(line + "\n")["findings"]] == ["zzz-specific", "aaa-generic"]
+
+
+def test_a_wrapper_is_collateral_of_any_other_failure_but_root_when_alone() -> None:
+    # a launcher's "a worker failed" banner, high severity, and a medium failure it lists nowhere
+    banner = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"
+    wrapper = _entry("launcher-child-failed", "distributed", "high", r"elastic\.multiprocessing\.errors\.ChildFailedError", banner,
+                     wrapper=True)
+    plain = _entry("launcher-plain", "distributed", "high", r"elastic\.multiprocessing\.errors\.ChildFailedError", banner)
+    cause = _entry("ext-build", "framework", "low", r"Error building extension '[\w.]{1,60}'", "Error building extension 'fused_adam'")
+    other_wrapper = _entry("worker-died", "framework", "high", r"Worker proc [\w-]{1,40} died unexpectedly",
+                           "Worker proc VllmWorker-0 died unexpectedly", wrapper=True)
+    text = f"Error building extension 'fused_adam'\n{banner}\n"
+    with_flag = Diagnoser(compile_rules(Corpus(root=ROOT, entries=[wrapper, cause]))).diagnose_text(text)
+    assert [(f["id"], f["role"]) for f in with_flag["findings"]] == [("ext-build", "root"), ("launcher-child-failed", "collateral")]
+    assert with_flag["findings"][1]["caused_by"] == ["ext-build"]
+    # the same banner without the flag outranks the low-severity failure: what the flag changes
+    without = Diagnoser(compile_rules(Corpus(root=ROOT, entries=[plain, cause]))).diagnose_text(text)
+    assert [(f["id"], f["role"]) for f in without["findings"]] == [("launcher-plain", "root"), ("ext-build", "root")]
+    # alone, or beside another wrapper only, a wrapper stays a root cause
+    rules = compile_rules(Corpus(root=ROOT, entries=[wrapper, other_wrapper]))
+    alone = Diagnoser(rules).diagnose_text(f"Worker proc VllmWorker-0 died unexpectedly\n{banner}\n")
+    assert sorted((f["id"], f["role"]) for f in alone["findings"]) == [("launcher-child-failed", "root"), ("worker-died", "root")]
+    # a failure that shows clearly later on the same clock is not what the banner reports
+    late = Diagnoser(compile_rules(Corpus(root=ROOT, entries=[wrapper, cause]))).diagnose_text(
+        f"2026-01-01T10:00:00Z {banner}\n2026-01-01T11:00:00Z Error building extension 'fused_adam'\n")
+    assert sorted((f["id"], f["role"]) for f in late["findings"]) == [("ext-build", "root"), ("launcher-child-failed", "root")]

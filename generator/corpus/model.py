@@ -254,6 +254,12 @@ class Entry(Strict):
     related: list[EntryId] = Field(default_factory=list, description="Ids of entries worth reading alongside.")
     causes: list[EntryId] = Field(default_factory=list, description="Ids of failures this one commonly triggers (collateral).")
     caused_by: list[EntryId] = Field(default_factory=list, description="Ids of failures that commonly trigger this one.")
+    wrapper: bool = Field(
+        default=False,
+        description=("True when this failure is a launcher's or wrapper's report that a worker or step failed "
+                     "(torchrun's ChildFailedError, mpirun's non-zero exit banner): in a log where any other "
+                     "failure is found, the diagnosis ranks this one as collateral of it."),
+    )
 
     references: list[Reference] = Field(min_length=1, description="Authoritative sources and real issue threads.")
 

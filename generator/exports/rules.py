@@ -52,6 +52,7 @@ def compile_rules(corpus: Corpus) -> dict:
             "fix": _first_steps(e),
             "causes": list(e.causes),
             "caused_by": list(e.caused_by),
+            "wrapper": e.wrapper,
             "xid": e.xid.code if e.xid else None,
         }
         if e.xid:

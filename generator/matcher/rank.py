@@ -3,7 +3,8 @@
 A finding is collateral when another failure present in the same log can cause it,
 directly or through a chain, according to the corpus's ``causes``/``caused_by`` edges (and
 to the driver's own "caused by previous Xid N"), and not the other way round; a failure that first shows clearly later on the same clock
-cannot be the cause. Among roots,
+cannot be the cause. A ``wrapper`` entry (a launcher's report that a worker failed) is
+collateral of any other failure present. Among roots,
 and among collateral findings, the score orders them: severity, specificity (a failure
 that many others can cause, such as a collective timeout, says less), how early it appears,
 and how often. Findings of severity ``info`` never count as failures.
@@ -314,6 +315,10 @@ class Ranker:
                     continue
                 if not (reaches(f.id, other.id) and position[f.id] < position[other.id]):
                     causes.append(other.id)
+            if f.meta.get("wrapper"):
+                # a launcher's "a worker failed" restates whatever other failure the log shows
+                causes += [other.id for other in failures if other is not f and other.id not in causes
+                           and not other.meta.get("wrapper") and not later(other, f)]
             if causes:
                 f.role = "collateral"
                 f.because_of = sorted(causes, key=lambda c: position[c])
