@@ -39,6 +39,9 @@ RULES = [
     (None, "cuda-compiler-killed-out-of-memory", "build-compiler-killed",
      "the proposed id names what the existing entry build-compiler-killed already covers: a compiler of a driver "
      "or extension build (gcc's cc1plus, nvcc's cicc or ptxas) killed by the kernel, usually for lack of memory"),
+    (None, "deepspeed-zero-no-sync-incompatible", "deepspeed-zero-no-sync-unsupported",
+     "the proposed id was written as the existing entry deepspeed-zero-no-sync-unsupported (ZeRO stage 2/3 "
+     "refuses the no_sync context manager: 'no_sync context manager is incompatible with gradient partitioning')"),
 ]
 
 
