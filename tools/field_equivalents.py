@@ -40,8 +40,9 @@ RULES = [
      "the proposed id names what the existing entry build-compiler-killed already covers: a compiler of a driver "
      "or extension build (gcc's cc1plus, nvcc's cicc or ptxas) killed by the kernel, usually for lack of memory"),
     (None, "deepspeed-zero-no-sync-incompatible", "deepspeed-zero-no-sync-unsupported",
-     "the proposed id was written as the existing entry deepspeed-zero-no-sync-unsupported (ZeRO stage 2/3 "
-     "refuses the no_sync context manager: 'no_sync context manager is incompatible with gradient partitioning')"),
+     "the proposed id names the class of the entry deepspeed-zero-no-sync-unsupported, written in session 8's "
+     "source sweep of DeepSpeed (ZeRO stage 2/3 refuses the no_sync context manager: 'no_sync context manager "
+     "is incompatible with gradient partitioning')"),
 ]
 
 
