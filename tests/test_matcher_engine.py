@@ -130,6 +130,32 @@ def test_re2_and_python_scanners_agree_on_every_real_log() -> None:
         assert a == b
 
 
+@pytest.mark.skipif(not available(), reason="google-re2 not installed")
+def test_re2_groups_stay_within_the_dfa_and_find_what_one_alternation_finds(monkeypatch) -> None:
+    """All signatures in one RE2 alternation outgrew the DFA's memory (RE2 then scans ~30x slower):
+    the scanner cuts them into groups of bounded program size; the lines found are the same."""
+    import re2
+
+    from generator.cli.diagnose import ensure_rules
+    from generator.matcher.native import re2scan
+
+    real = ensure_rules(None, ROOT / "kb" / "entries")
+    matcher = Diagnoser(real).matcher
+    options = re2.Options()
+    options.max_mem = 256 << 20  # what the scanner gives each group
+    whole = re2.compile(b"(?m)" + b"|".join(("(?i:" if ic else "(?:").encode() + re2scan._segment_anchors(
+        p.removeprefix("(?i)")).encode() + b")" for p, ic, _ in matcher.patterns), options)
+    assert whole.programsize > re2scan.GROUP_PROGRAM_SIZE  # the corpus is past what one group may hold
+    scanner = Re2Scanner.for_matcher(matcher)
+    assert len(scanner._finds) > 1
+    data = b"".join(p.read_bytes() for p in sorted((ROOT / "tests" / "fixtures" / "logs" / "cases").glob("*.log")))
+    monkeypatch.setattr(re2scan, "GROUP_PROGRAM_SIZE", 10 ** 9)
+    single = Re2Scanner.for_matcher(matcher)
+    assert len(single._finds) == 1
+    assert scanner.candidate_lines(data) == sorted(single.candidate_lines(data))
+    assert len(scanner.candidate_lines(data)) > 50
+
+
 def test_hyperscan_and_python_scanners_agree_on_every_real_log() -> None:
     """The Hyperscan prefilter must never change a diagnosis either: every real fixture, field log
     and job log gives the same report as the pure-Python scanner."""

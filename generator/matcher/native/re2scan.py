@@ -1,7 +1,7 @@
-"""An RE2-based scanner for the CLI: all anchors in one linear-time pass over each chunk.
+"""An RE2-based scanner for the CLI: every signature pattern in a few linear-time passes over each chunk.
 
-google-re2 compiles the anchor literals into one automaton, so the cost no longer grows
-with the number of anchors. It is optional: without the package the matcher's pure-Python
+google-re2 compiles the patterns into one automaton per group (a group as large as RE2's DFA
+can hold), so the cost grows with the number of groups, not with the number of patterns. It is optional: without the package the matcher's pure-Python
 scanner is used, and the browser always uses that one (Pyodide has no RE2).
 """
 
@@ -13,6 +13,12 @@ try:  # optional dependency
     import re2  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - exercised when google-re2 is absent
     re2 = None
+
+
+# the compiled program size (RE2 instructions) of one group of patterns scanned in one pass:
+# 1,734 signatures in one alternation (574 k instructions) overflowed the DFA's 256 MiB and
+# made the scan ~30 times slower; groups of this size stay in the DFA
+GROUP_PROGRAM_SIZE = 200_000
 
 
 def available() -> bool:
@@ -28,61 +34,74 @@ class Re2Scanner:
             raise RuntimeError("google-re2 is not installed")
         options = re2.Options()
         options.max_mem = 256 << 20
-        parts: list[bytes] = []
+        parts: list[tuple[bytes, int]] = []  # (regexp text, its compiled program size)
         for pattern, ignore_case, literals in patterns:
             body = _segment_anchors(pattern.removeprefix("(?i)"))
             part = ("(?i:" if ignore_case else "(?:") + body + ")"
             try:
-                re2.compile(part.encode(), options)
-                parts.append(part.encode())
+                compiled = re2.compile(part.encode(), options)
+                parts.append((part.encode(), getattr(compiled, "programsize", len(part))))
             except Exception:  # RE2 lacks a construct: fall back to the literals, still exact after verification
-                parts.extend(_literal(lit, ignore_case) for lit in literals)
-        parts.extend(_literal(text, False) for text in anchors)
+                parts.extend((_literal(lit, ignore_case), len(lit)) for lit in literals)
+        parts.extend((_literal(text, False), len(text)) for text in anchors)
+        # One alternation of every pattern is the fastest pass while RE2's DFA can hold it; past
+        # a few hundred thousand instructions the DFA runs out of memory and RE2 falls back to
+        # a scan tens of times slower. So the patterns are cut into groups of bounded size,
+        # each scanned in its own linear pass.
+        groups: list[list[bytes]] = [[]]
+        size = 0
+        for text, cost in parts:
+            if groups[-1] and size + cost > GROUP_PROGRAM_SIZE:
+                groups.append([])
+                size = 0
+            groups[-1].append(text)
+            size += cost
         # (?m): ^ and $ match at line boundaries, as they do when Python searches one line
-        self._rx = re2.compile(b"(?m)" + (b"|".join(parts) or rb"\b\B"), options)  # \b\B never matches
-        self._find = self._spans()
+        self._finds = [_spans(re2.compile(b"(?m)" + (b"|".join(g) or rb"\b\B"), options)) for g in groups]  # \b\B never matches
 
     @classmethod
     def for_matcher(cls, matcher) -> "Re2Scanner":  # noqa: ANN001 - generator.matcher.match.Matcher
         return cls(matcher.patterns, [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")])
 
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, None]]:
-        out: list[tuple[int, int, None]] = []
+        lines: dict[int, int] = {}  # start -> end of every line some group matched
         size = len(data)
-        find = self._find
-        pos = 0
-        while pos < size:
-            span = find(data, pos, size)
-            if span is None:
-                break
-            start = data.rfind(b"\n", 0, span[0]) + 1
-            end = data.find(b"\n", span[1])
-            end = size if end < 0 else end
-            out.append((start, end, None))  # found by the full patterns: no anchor hint
-            pos = end + 1
-        return out
+        for find in self._finds:
+            pos = 0
+            while pos < size:
+                span = find(data, pos, size)
+                if span is None:
+                    break
+                start = data.rfind(b"\n", 0, span[0]) + 1
+                end = data.find(b"\n", span[1])
+                end = size if end < 0 else end
+                lines[start] = end
+                pos = end + 1
+        # found by the full patterns: no anchor hint
+        return [(start, lines[start], None) for start in (sorted(lines) if len(self._finds) > 1 else lines)]
 
-    def _spans(self):  # noqa: ANN202
-        """The (start, end) of the next match from ``pos``, or None.
 
-        google-re2's ``search`` wraps each call in a generator that maps offsets for str input;
-        on bytes the compiled regexp's own Match call gives the same span for a fraction of the
-        cost, which matters when nearly every line matches. Falls back to ``search``."""
-        regexp = getattr(self._rx, "_regexp", None)
-        anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-        if regexp is None or anchor is None or not hasattr(regexp, "Match"):
-            search = self._rx.search
+def _spans(rx):  # noqa: ANN001, ANN202
+    """For a compiled regexp: a function giving the (start, end) of its next match from ``pos``, or None.
 
-            def slow(data: bytes, pos: int, size: int) -> tuple[int, int] | None:
-                m = search(data, pos)
-                return None if m is None else (m.start(), m.end())
-            return slow
-        match = regexp.Match
+    google-re2's ``search`` wraps each call in a generator that maps offsets for str input;
+    on bytes the compiled regexp's own Match call gives the same span for a fraction of the
+    cost, which matters when nearly every line matches. Falls back to ``search``."""
+    regexp = getattr(rx, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if regexp is None or anchor is None or not hasattr(regexp, "Match"):
+        search = rx.search
 
-        def fast(data: bytes, pos: int, size: int) -> tuple[int, int] | None:
-            span = match(anchor, data, pos, size)[0]
-            return None if span[0] < 0 else span
-        return fast
+        def slow(data: bytes, pos: int, size: int) -> tuple[int, int] | None:
+            m = search(data, pos)
+            return None if m is None else (m.start(), m.end())
+        return slow
+    match = regexp.Match
+
+    def fast(data: bytes, pos: int, size: int) -> tuple[int, int] | None:
+        span = match(anchor, data, pos, size)[0]
+        return None if span[0] < 0 else span
+    return fast
 
 
 def _segment_anchors(pattern: str) -> str:
