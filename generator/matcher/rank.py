@@ -309,16 +309,15 @@ class Ranker:
             if f.severity == "info":
                 f.role = "info"
                 continue
+            # a wrapper (a launcher's "a worker failed") restates whatever other failure the log shows
+            wrapper = f.meta.get("wrapper")
             causes = []
             for other in failures:
-                if other is f or not reaches(other.id, f.id) or later(other, f):
+                if other is f or later(other, f):
                     continue
-                if not (reaches(f.id, other.id) and position[f.id] < position[other.id]):
+                if (wrapper and not other.meta.get("wrapper")) or (
+                        reaches(other.id, f.id) and not (reaches(f.id, other.id) and position[f.id] < position[other.id])):
                     causes.append(other.id)
-            if f.meta.get("wrapper"):
-                # a launcher's "a worker failed" restates whatever other failure the log shows
-                causes += [other.id for other in failures if other is not f and other.id not in causes
-                           and not other.meta.get("wrapper") and not later(other, f)]
             if causes:
                 f.role = "collateral"
                 f.because_of = sorted(causes, key=lambda c: position[c])
