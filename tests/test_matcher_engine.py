@@ -156,6 +156,19 @@ def test_re2_groups_stay_within_the_dfa_and_find_what_one_alternation_finds(monk
     assert len(scanner.candidate_lines(data)) > 50
 
 
+@pytest.mark.skipif(not available(), reason="google-re2 not installed")
+def test_an_re2_match_running_over_a_newline_is_verified_line_by_line() -> None:
+    # RE2 scans the chunk, where '^\s*' may start on the blank line above (a real Open MPI banner,
+    # walk hpc-fabric 16): the hit belongs to the line that matches on its own, as in Python
+    entry = _entry("munge", "distributed", "high", r"^\s*Component:\s+munge\s*$", "Component: munge")
+    rules = compile_rules(Corpus(root=ROOT, entries=[entry]))
+    text = "Framework: psec\n\nComponent: munge\n\nIt looks like pmix_init failed\n"
+    python = _diagnose(rules, text)
+    fast = _diagnose(rules, text, re2=True)
+    assert fast == python
+    assert python["findings"][0]["evidence"][0]["line"] == 3
+
+
 def test_hyperscan_and_python_scanners_agree_on_every_real_log() -> None:
     """The Hyperscan prefilter must never change a diagnosis either: every real fixture, field log
     and job log gives the same report as the pure-Python scanner."""

@@ -1,8 +1,9 @@
 """An RE2-based scanner for the CLI: every signature pattern in a few linear-time passes over each chunk.
 
 google-re2 compiles the patterns into one automaton per group (a group as large as RE2's DFA
-can hold), so the cost grows with the number of groups, not with the number of patterns. It is optional: without the package the matcher's pure-Python
-scanner is used, and the browser always uses that one (Pyodide has no RE2).
+can hold), so the cost grows with the number of groups, not with the number of patterns. It is
+optional: without the package the matcher's pure-Python scanner is used, and the browser
+always uses that one (Pyodide has no RE2).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def available() -> bool:
 
 class Re2Scanner:
     """Candidate lines are those where a signature pattern really matches (or an anchor
-    of the matcher's own parsers appears), found by one RE2 pass over the chunk."""
+    of the matcher's own parsers appears), found by one RE2 pass per group of patterns."""
 
     def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str]):
         if re2 is None:
@@ -75,10 +76,15 @@ class Re2Scanner:
                 start = data.rfind(b"\n", 0, span[0]) + 1
                 end = data.find(b"\n", span[1])
                 end = size if end < 0 else end
+                # RE2 scans the whole chunk, so a pattern's \s can run over a newline (`^\s*X` from a
+                # blank line above); the matcher verifies one line at a time: each line is a candidate
+                while (cut := data.find(b"\n", start, end)) >= 0:
+                    lines[start] = cut
+                    start = cut + 1
                 lines[start] = end
                 pos = end + 1
-        # found by the full patterns: no anchor hint
-        return [(start, lines[start], None) for start in (sorted(lines) if len(self._finds) > 1 else lines)]
+        # in file order, found by the full patterns: no anchor hint
+        return [(start, lines[start], None) for start in sorted(lines)]
 
 
 def _spans(rx):  # noqa: ANN001, ANN202
