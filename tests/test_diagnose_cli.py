@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -209,6 +210,19 @@ def test_each_log_format_has_a_real_fixture_that_is_named_right(real_diagnoser, 
         report = real_diagnoser.diagnose(fh)
     failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
     assert failures and failures[0] == expected, (what, failures[:3])
+
+
+def test_a_message_under_several_layers_of_quoting_is_read(real_diagnoser) -> None:
+    """runc's error inside containerd's inside Docker's: each layer escapes the quotes again, and
+    7 backslashes stand before each quote; the signature is written for one layer (FORMAT)."""
+    line = (rb'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: '
+            rb'runc create failed: unable to start container process: error during container init: error running hook #0: '
+            rb'error running hook: exit status 1, stdout: , stderr: exec: \\\\\\\"nvidia-container-runtime-hook\\\\\\\": '
+            rb'executable file not found in $PATH\\\\n\\\"": unknown.' + b"\n")
+    assert line.count(b"\\" * 7) == 2
+    report = real_diagnoser.diagnose(io.BytesIO(line))
+    failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
+    assert failures[:1] == ["container-runtime-hook-missing"], failures
 
 
 XID79_LINE = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"

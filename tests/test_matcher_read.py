@@ -23,6 +23,14 @@ def test_clean_removes_ansi_and_nul_and_keeps_line_ends() -> None:
     assert clean(b"\x1b]0;title\x07text\n") == b"text\n"
 
 
+def test_clean_reads_a_run_of_backslashes_as_one() -> None:
+    # three levels of Go/JSON quoting (runc in containerd in Docker) put 7 backslashes before a quote
+    nested = rb'exec: \\\\\\\"nvidia-container-cli\\\\\\\": executable file not found in $PATH\\\\n\\\"' + b"\n"
+    assert clean(nested) == rb'exec: \"nvidia-container-cli\": executable file not found in $PATH\n\"' + b"\n"
+    assert clean(rb"C:\\Users\\me\\torch\\lib") == rb"C:\Users\me\torch\lib"
+    assert clean(rb"one \" level") == rb"one \" level"  # a single backslash is left as it is
+
+
 def test_line_numbers_survive_small_chunks() -> None:
     data = b"".join(b"line %d\n" % i for i in range(1, 101))
     lines, stats = _read(data, chunk_bytes=7)

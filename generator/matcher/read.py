@@ -1,8 +1,15 @@
-"""Read a log of any size and content as line-aligned byte chunks, in constant memory.
+r"""Read a log of any size and content as line-aligned byte chunks, in constant memory.
 
 Whatever the bytes are, reading never fails: NUL bytes and ANSI colour or cursor codes are
 removed, invalid UTF-8 is left for the decoder to replace. Line numbers count LF-terminated
 lines from 1.
+
+Escaped text. An error that passed through several layers of JSON or Go quoting (runc inside
+containerd inside Docker, a structured log holding a Windows path) arrives with runs of
+backslashes: ``exec: \\\"nvidia-container-cli\\\": executable file not found``. Every run of
+two or more backslashes is read as one, so a signature written for one level of quoting
+(``\\{0,3}"``) reads them all; no signature may require two backslashes in a row (the corpus
+tests check that each example still matches as read).
 
 Long lines. A line longer than ``MAX_LINE_BYTES`` is first split at its carriage returns
 (a progress bar redraws itself with bare CRs, so an error printed after one sits at the end
@@ -21,6 +28,7 @@ CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
 
 _ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_BACKSLASH_RUN = re.compile(rb"\\{2,}")
 
 
 @dataclass
@@ -46,7 +54,8 @@ class InputStats:
 
 
 def clean(data: bytes) -> bytes:
-    """Remove what is not log text: NUL bytes and ANSI escape sequences.
+    """Remove what is not log text: NUL bytes and ANSI escape sequences; read a run of
+    backslashes (layers of quoting) as one.
 
     CR is left in place: the matcher splits lines on it (progress bars redraw with bare CR,
     Windows lines end in CR LF), which handles both without copying the whole chunk.
@@ -55,6 +64,8 @@ def clean(data: bytes) -> bytes:
         data = data.replace(b"\x00", b"")
     if b"\x1b" in data:
         data = _ANSI.sub(b"", data)
+    if b"\\\\" in data:
+        data = _BACKSLASH_RUN.sub(rb"\\", data)
     return data
 
 
