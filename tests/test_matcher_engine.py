@@ -141,17 +141,22 @@ def test_re2_groups_stay_within_the_dfa_and_find_what_one_alternation_finds(monk
 
     real = ensure_rules(None, ROOT / "kb" / "entries")
     matcher = Diagnoser(real).matcher
+    builtin = [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")]
+    parts = re2scan.pattern_parts(matcher.patterns, builtin)
     options = re2.Options()
     options.max_mem = 256 << 20  # what the scanner gives each group
-    whole = re2.compile(b"(?m)" + b"|".join(("(?i:" if ic else "(?:").encode() + re2scan._segment_anchors(
-        p.removeprefix("(?i)")).encode() + b")" for p, ic, _ in matcher.patterns), options)
+    whole = re2.compile(b"(?m)" + b"|".join(text for text, _ in parts), options)
     assert whole.programsize > re2scan.GROUP_PROGRAM_SIZE  # the corpus is past what one group may hold
+    groups = re2scan.group_parts(parts, re2scan.GROUP_PROGRAM_SIZE)
+    assert len(groups) > 1 and [t for g in groups for t in g] == [t for t, _ in parts]  # all kept, in order
+    sizes = dict(parts)
+    assert all(sum(sizes[t] for t in g) <= re2scan.GROUP_PROGRAM_SIZE for g in groups if len(g) > 1)
     scanner = Re2Scanner.for_matcher(matcher)
-    assert len(scanner._finds) > 1
+    assert scanner.group_count == len(groups)
     data = b"".join(p.read_bytes() for p in sorted((ROOT / "tests" / "fixtures" / "logs" / "cases").glob("*.log")))
     monkeypatch.setattr(re2scan, "GROUP_PROGRAM_SIZE", 10 ** 9)
     single = Re2Scanner.for_matcher(matcher)
-    assert len(single._finds) == 1
+    assert single.group_count == 1
     assert scanner.candidate_lines(data) == sorted(single.candidate_lines(data))
     assert len(scanner.candidate_lines(data)) > 50
 

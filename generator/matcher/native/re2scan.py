@@ -33,30 +33,9 @@ class Re2Scanner:
     def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str]):
         if re2 is None:
             raise RuntimeError("google-re2 is not installed")
-        options = re2.Options()
-        options.max_mem = 256 << 20
-        parts: list[tuple[bytes, int]] = []  # (regexp text, its compiled program size)
-        for pattern, ignore_case, literals in patterns:
-            body = _segment_anchors(pattern.removeprefix("(?i)"))
-            part = ("(?i:" if ignore_case else "(?:") + body + ")"
-            try:
-                compiled = re2.compile(part.encode(), options)
-                parts.append((part.encode(), getattr(compiled, "programsize", len(part))))
-            except Exception:  # RE2 lacks a construct: fall back to the literals, still exact after verification
-                parts.extend((_literal(lit, ignore_case), len(lit)) for lit in literals)
-        parts.extend((_literal(text, False), len(text)) for text in anchors)
-        # One alternation of every pattern is the fastest pass while RE2's DFA can hold it; past
-        # a few hundred thousand instructions the DFA runs out of memory and RE2 falls back to
-        # a scan tens of times slower. So the patterns are cut into groups of bounded size,
-        # each scanned in its own linear pass.
-        groups: list[list[bytes]] = [[]]
-        size = 0
-        for text, cost in parts:
-            if groups[-1] and size + cost > GROUP_PROGRAM_SIZE:
-                groups.append([])
-                size = 0
-            groups[-1].append(text)
-            size += cost
+        options = _options()
+        groups = group_parts(pattern_parts(patterns, anchors, options), GROUP_PROGRAM_SIZE)
+        self.group_count = len(groups)
         # (?m): ^ and $ match at line boundaries, as they do when Python searches one line
         self._finds = [_spans(re2.compile(b"(?m)" + (b"|".join(g) or rb"\b\B"), options)) for g in groups]  # \b\B never matches
 
@@ -85,6 +64,48 @@ class Re2Scanner:
                 pos = end + 1
         # in file order, found by the full patterns: no anchor hint
         return [(start, lines[start], None) for start in sorted(lines)]
+
+
+def _options():  # noqa: ANN202 - re2.Options
+    options = re2.Options()
+    options.max_mem = 256 << 20  # what RE2 may use for each group's automaton
+    return options
+
+
+def pattern_parts(patterns: list[tuple[str, bool, list[str]]], anchors: list[str], options=None) -> list[tuple[bytes, int]]:  # noqa: ANN001
+    """Each signature pattern as an RE2 alternative, with its compiled program size; then the
+    parsers' anchors as literals. A pattern RE2 cannot compile is replaced by its literals (still
+    exact: every candidate line is verified by the matcher's own patterns)."""
+    options = options or _options()
+    parts: list[tuple[bytes, int]] = []  # (regexp text, its compiled program size)
+    for pattern, ignore_case, literals in patterns:
+        body = _segment_anchors(pattern.removeprefix("(?i)"))
+        part = ("(?i:" if ignore_case else "(?:") + body + ")"
+        try:
+            compiled = re2.compile(part.encode(), options)
+            parts.append((part.encode(), getattr(compiled, "programsize", len(part))))
+        except Exception:  # RE2 lacks a construct: fall back to the literals, still exact after verification
+            parts.extend((_literal(lit, ignore_case), len(lit)) for lit in literals)
+    parts.extend((_literal(text, False), len(text)) for text in anchors)
+    return parts
+
+
+def group_parts(parts: list[tuple[bytes, int]], limit: int) -> list[list[bytes]]:
+    """Cut the alternatives into groups of at most ``limit`` program size, in order.
+
+    One alternation of every pattern is the fastest pass while RE2's DFA can hold it; past a
+    few hundred thousand instructions the DFA runs out of memory and RE2 falls back to a scan
+    tens of times slower. So the patterns are cut into groups of bounded size, each scanned in
+    its own linear pass (a single part larger than the limit gets a group of its own)."""
+    groups: list[list[bytes]] = [[]]
+    size = 0
+    for text, cost in parts:
+        if groups[-1] and size + cost > limit:
+            groups.append([])
+            size = 0
+        groups[-1].append(text)
+        size += cost
+    return groups
 
 
 def _spans(rx):  # noqa: ANN001, ANN202
