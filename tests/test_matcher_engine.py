@@ -270,6 +270,27 @@ def test_of_two_launcher_summaries_the_earlier_first_failure_is_named() -> None:
     assert _diagnose(rules, without_times)["initiating"]["rank"] == 0  # no time to compare: the first block stands
 
 
+def test_a_line_without_a_timestamp_keeps_its_place_among_timestamped_lines() -> None:
+    """A rank's traceback carries no time; the launcher's lines around it do. An untimed line takes
+    the time of the last timed line above it in its input (or the first below it), so a later
+    timestamped line does not jump ahead of an earlier untimed failure; across inputs the times decide."""
+    entries = [_entry("early-fault", "cuda", "medium", r"alpha engine fault", "alpha engine fault"),
+               _entry("late-report", "distributed", "medium", r"beta barrier report", "beta barrier report"),
+               _entry("start-note", "distributed", "medium", r"gamma start note", "gamma start note")]
+    rules = compile_rules(Corpus(root=ROOT, entries=entries))
+
+    def order(text: str) -> list[str]:
+        return [f["id"] for f in _diagnose(rules, text)["findings"]]
+
+    untimed_first = "[rank0]: alpha engine fault\n[2024-06-01 12:00:05,000] beta barrier report\n"
+    assert order(untimed_first) == ["early-fault", "late-report"]
+    after_a_timed_line = ("[2024-06-01 12:00:00,000] gamma start note\n[rank0]: alpha engine fault\n"
+                          "[2024-06-01 12:00:05,000] beta barrier report\n")
+    assert order(after_a_timed_line) == ["start-note", "early-fault", "late-report"]
+    timeline = _diagnose(rules, after_a_timed_line)["timeline"]
+    assert [ev["finding"] for ev in timeline] == ["start-note", "early-fault", "late-report"]
+
+
 @pytest.mark.parametrize("prefixes, key, values", [
     (["3: ", "4: "], "rank", [3, 4]),                                   # torchrun's local-rank prefix
     (["[1,12]<stdout>: ", "[1,13]<stdout>: "], "rank", [12, 13]),       # mpirun --tag-output

@@ -16,11 +16,12 @@ with a bounded number of places. Memory does not depend on how many lines match.
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .match import Hit
 
@@ -129,12 +130,33 @@ def main_clock(hits: Iterable[Hit], shift: int = 0) -> str | None:
     return max(kinds, key=lambda k: (kinds[k], k)) if kinds else None
 
 
-def order_key(hit: Hit, time_kind: str | None, shift: int = 0) -> tuple:
-    """Sort key: hits on ``time_kind`` by time first, then the rest by input and line."""
-    t = clock(hit, shift)
-    if time_kind and t and t[0] == time_kind:
-        return (0, t[1], hit.source, hit.line)
-    return (1, hit.source, hit.line, 0)
+def order_key(hits: Iterable[Hit], time_kind: str | None, shift: int = 0) -> Callable[[Hit], tuple]:
+    """A sort key that puts hits in the order they happened, as far as their lines tell.
+
+    A hit on ``time_kind`` is placed by its time. A hit without one (a rank's traceback between
+    the launcher's timestamped lines, a kernel line of another clock) takes the time of the last
+    timed hit above it in the same input, or of the first one below it when none is above: it
+    stays where the log put it. Ties keep the line order. Hits of inputs that have no timed hit
+    at all come after, by input and line.
+    """
+    timed: dict[int, list[tuple[int, float]]] = {}
+    for h in hits:
+        t = clock(h, shift)
+        if time_kind and t and t[0] == time_kind:
+            timed.setdefault(h.source, []).append((h.line, t[1]))
+    for marks in timed.values():
+        marks.sort()
+
+    def key(hit: Hit) -> tuple:
+        t = clock(hit, shift)
+        if time_kind and t and t[0] == time_kind:
+            return (0, t[1], hit.source, hit.line)
+        marks = timed.get(hit.source)
+        if marks:
+            i = bisect.bisect_right(marks, (hit.line, math.inf))
+            return (0, marks[i - 1][1] if i else marks[0][1], hit.source, hit.line)
+        return (1, hit.source, hit.line, 0)
+    return key
 
 
 class Tally:
@@ -280,10 +302,11 @@ class Ranker:
                 f.hits = f.hits + extra
         shift = year_shift(h for f in findings.values() for h in f.hits)
         time_kind = main_clock((h for f in findings.values() for h in f.hits), shift)
+        in_order = order_key([h for f in findings.values() for h in f.hits], time_kind, shift)
         for f in findings.values():
-            f.hits.sort(key=lambda h: order_key(h, time_kind, shift))
+            f.hits.sort(key=in_order)
             del f.hits[MAX_EVIDENCE:]
-        order = sorted(findings.values(), key=lambda f: (order_key(f.first, time_kind, shift), -self._specific(f.first)))
+        order = sorted(findings.values(), key=lambda f: (in_order(f.first), -self._specific(f.first)))
         position = {f.id: i for i, f in enumerate(order)}
 
         def reaches(a: str, b: str) -> bool:

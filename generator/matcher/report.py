@@ -157,7 +157,8 @@ def _timeline(findings: list[Finding]) -> tuple[list[dict], bool]:
         for h in firsts:
             hits.append((f, h))
     main = main_clock((h for _, h in hits), shift)
-    hits.sort(key=lambda fh: order_key(fh[1], main, shift))
+    in_order = order_key([h for _, h in hits], main, shift)
+    hits.sort(key=lambda fh: in_order(fh[1]))
     relative = any(not (clock(h, shift) and clock(h, shift)[0] == main) for _, h in hits)
     return [_event(f, h, shift) for f, h in hits[:MAX_TIMELINE]], relative
 
