@@ -143,9 +143,7 @@ def test_re2_groups_stay_within_the_dfa_and_find_what_one_alternation_finds(monk
     matcher = Diagnoser(real).matcher
     builtin = [a["text"] for a in matcher.rules["anchors"] if a.get("builtin")]
     parts = re2scan.pattern_parts(matcher.patterns, builtin)
-    options = re2.Options()
-    options.max_mem = 256 << 20  # what the scanner gives each group
-    whole = re2.compile(b"(?m)" + b"|".join(text for text, _ in parts), options)
+    whole = re2.compile(b"(?m)" + b"|".join(text for text, _ in parts), re2scan.group_options())
     assert whole.programsize > re2scan.GROUP_PROGRAM_SIZE  # the corpus is past what one group may hold
     groups = re2scan.group_parts(parts, re2scan.GROUP_PROGRAM_SIZE)
     assert len(groups) > 1 and [t for g in groups for t in g] == [t for t, _ in parts]  # all kept, in order

@@ -33,7 +33,7 @@ class Re2Scanner:
     def __init__(self, patterns: list[tuple[str, bool, list[str]]], anchors: list[str]):
         if re2 is None:
             raise RuntimeError("google-re2 is not installed")
-        options = _options()
+        options = group_options()
         groups = group_parts(pattern_parts(patterns, anchors, options), GROUP_PROGRAM_SIZE)
         self.group_count = len(groups)
         # (?m): ^ and $ match at line boundaries, as they do when Python searches one line
@@ -66,9 +66,10 @@ class Re2Scanner:
         return [(start, lines[start], None) for start in sorted(lines)]
 
 
-def _options():  # noqa: ANN202 - re2.Options
+def group_options():  # noqa: ANN201 - re2.Options
+    """The RE2 options each group is compiled with: the memory its automaton may use."""
     options = re2.Options()
-    options.max_mem = 256 << 20  # what RE2 may use for each group's automaton
+    options.max_mem = 256 << 20
     return options
 
 
@@ -76,7 +77,7 @@ def pattern_parts(patterns: list[tuple[str, bool, list[str]]], anchors: list[str
     """Each signature pattern as an RE2 alternative, with its compiled program size; then the
     parsers' anchors as literals. A pattern RE2 cannot compile is replaced by its literals (still
     exact: every candidate line is verified by the matcher's own patterns)."""
-    options = options or _options()
+    options = options or group_options()
     parts: list[tuple[bytes, int]] = []  # (regexp text, its compiled program size)
     for pattern, ignore_case, literals in patterns:
         body = _segment_anchors(pattern.removeprefix("(?i)"))
