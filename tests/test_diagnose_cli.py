@@ -308,3 +308,44 @@ def test_rules_are_rebuilt_when_an_entry_is_removed_or_changed_behind_them(tmp_p
     past = out.stat().st_mtime - 3600
     os.utime(oom, (past, past))  # saved "before" the rules were written
     assert ensure_rules(None, entries, out)["entries"]["cuda-out-of-memory"]["severity"] == "low"
+
+
+def _small_checkout(tmp_path: Path) -> Path:
+    """A checkout-shaped folder with three real entries under kb/entries (links to others dropped)."""
+    entries = tmp_path / "kb" / "entries"
+    for name in ("xid-79", "cuda-out-of-memory", "nccl-remote-error"):
+        src = next((ROOT / "kb" / "entries").rglob(f"{name}.yaml"))
+        (entries / src.parent.name).mkdir(parents=True, exist_ok=True)
+        doc = yaml.safe_load(src.read_text(encoding="utf-8"))
+        for key in ("related", "causes", "caused_by"):
+            doc.pop(key, None)
+        (entries / src.parent.name / src.name).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return tmp_path
+
+
+def test_diagnose_uses_the_last_good_rules_while_an_entry_does_not_validate(tmp_path: Path) -> None:
+    """A contributor mid-edit still gets a diagnosis: `kb diagnose` warns that the corpus does
+    not validate (count and first problem with its position) and uses the rules built before;
+    `kb eval` stays strict, and with no earlier rules diagnose fails with the problems."""
+    root = _small_checkout(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text("[12345.678] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n", encoding="utf-8")
+    assert run_kb("diagnose", str(log), cwd=root).code == 0  # builds build/rules.json
+    oom = next((root / "kb" / "entries").rglob("cuda-out-of-memory.yaml"))
+    oom.write_text(oom.read_text(encoding="utf-8").replace("severity:", "severity: [", 1), encoding="utf-8")
+    result = run_kb("diagnose", "--format", "json", str(log), cwd=root)
+    assert result.code == 0
+    assert json.loads(result.out)["initiating"]["entry"] == "xid-79"
+    assert "warning: the corpus does not validate (1 problem in 1 file; first: " in result.err
+    assert "cuda-out-of-memory.yaml:" in result.err and "KB001" in result.err
+    assert "rules last built from a valid corpus (build/rules.json" in result.err
+    labels = tmp_path / "eval"
+    (labels / "cases").mkdir(parents=True)
+    (labels / "cases" / "a.log").write_text(log.read_text(encoding="utf-8"), encoding="utf-8")
+    (labels / "labels.yaml").write_text("- {id: a, expected: xid-79}\n", encoding="utf-8")
+    strict = run_kb("eval", str(labels), cwd=root)
+    assert strict.code == 1 and "KB001" in strict.out and "the corpus has 1 problem" in strict.err
+    assert "warning" not in strict.err
+    (root / "build" / "rules.json").unlink()
+    fresh = run_kb("diagnose", str(log), cwd=root)
+    assert fresh.code == 1 and "KB001" in fresh.out and "warning" not in fresh.err

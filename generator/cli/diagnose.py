@@ -14,11 +14,12 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
 from generator import atomic, config
-from generator.errors import InputError
+from generator.errors import CorpusError, InputError
 from generator.matcher import Diagnoser, load_rules, to_json, to_markdown, to_text
 from generator.matcher.job import Job
 from generator.matcher.native import cache, hsscan, re2scan
@@ -37,9 +38,15 @@ def packaged_rules() -> Path | None:
     return path if path.is_file() else None
 
 
-def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES, out: Path = DEFAULT_RULES) -> dict:
+def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES, out: Path = DEFAULT_RULES,
+                 last_good: bool = False) -> dict:
     """The rules to use: the given file; in a checkout, build/rules.json rebuilt when the corpus
-    changed; elsewhere, the rules compiled into the installed package."""
+    changed; elsewhere, the rules compiled into the installed package.
+
+    With ``last_good`` (`kb diagnose`), a corpus that no longer validates (an entry being
+    edited) does not stop the diagnosis when rules were built before: those rules are used,
+    with a warning on stderr that names the problems and says the edits are not in them.
+    `kb eval`, the tests and the build stay strict."""
     if rules_path is not None:
         return _load(rules_path)
     if not entries.is_dir():
@@ -50,8 +57,22 @@ def ensure_rules(rules_path: Path | None, entries: Path = ENTRIES, out: Path = D
                          "checkout of the atlas, or install it (pip install .) so the rules come with it")
     stamp = _stamp_file(out)
     if not out.exists() or not stamp.exists() or stamp.read_text(encoding="utf-8") != inputs_stamp(entries):
-        build_rules(entries, out)
+        try:
+            build_rules(entries, out)
+        except CorpusError as exc:
+            if not (last_good and out.exists() and stamp.exists()):
+                raise
+            _warn_last_good(exc, out)
     return _load(out)
+
+
+def _warn_last_good(exc: CorpusError, out: Path) -> None:
+    """Say on stderr that the corpus does not validate and which rules are used instead."""
+    built = datetime.fromtimestamp(out.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    first = exc.problems[0].format().splitlines()[0] if exc.problems else ""
+    sys.stderr.write(f"kb diagnose: warning: the corpus does not validate ({exc}; first: {first}); diagnosing with the "
+                     f"rules last built from a valid corpus ({out}, {built}), which lack the changes since. "
+                     "Run 'kb validate' to see every problem.\n")
 
 
 def build_rules(entries: Path, out: Path) -> dict:
@@ -197,7 +218,7 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
     if isinstance(targets, str):
         targets = [targets]
     files = expand_inputs(targets)
-    rules = ensure_rules(rules_path)
+    rules = ensure_rules(rules_path, last_good=True)
     if fmt == "jsonl":  # one report per input file, each on its own line
         diagnoser = make_diagnoser(rules, engine)
         reports = []
