@@ -216,6 +216,11 @@ def test_every_format_renders_a_report_without_failures(rules: dict, text: str) 
     report = _diagnose(rules, text) if text else Diagnoser(rules).diagnose(io.BytesIO(b""))
     assert "No known failure found" in to_text(report) and "No known failure found" in to_markdown(report)
     assert json.loads(to_json(report))["verdict"] == "no known failure found"
+    notes = bool(report["findings"])  # the DeepSpeed overflow line is a note (severity info)
+    assert notes == ("[deepspeed] OVERFLOW" in text)
+    for rendered in (to_text(report), to_markdown(report)):  # never "matched nothing" above a listed note
+        assert ("matched nothing in the atlas" in rendered) is not notes
+        assert ("matched only notes" in rendered) is notes
 
 
 def test_a_finding_inside_an_nvidia_smi_report_names_the_gpu_above_it(rules: dict) -> None:

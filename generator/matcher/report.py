@@ -395,7 +395,8 @@ def to_text(report: dict, name: str = "input") -> str:
     if report["verdict"].startswith("hang: "):
         lines.append(f"HANG: {report['verdict'][6:]}")
     elif not any(f["role"] != "info" for f in findings):
-        lines.append("No known failure found. The log matched nothing in the atlas.")
+        lines.append("No known failure found. " + ("The log matched only notes (messages that do not stop a job), below."
+                                                   if findings else "The log matched nothing in the atlas."))
     first = _first_text(report)
     if first:
         lines.append(f"FAILED FIRST: {first}")
@@ -456,7 +457,8 @@ def to_markdown(report: dict, name: str = "input") -> str:
     if hang:
         out.extend([f"**Hang:** {md_text(report['verdict'][6:])}", ""])
     if not failures and not hang:
-        out.append("No known failure found: the log matched nothing in the atlas.")
+        out.append("No known failure found: " + ("the log matched only notes (messages that do not stop a job), below."
+                                                 if findings else "the log matched nothing in the atlas."))
     else:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
