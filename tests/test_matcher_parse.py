@@ -131,6 +131,28 @@ def test_an_xid_as_dcgm_reports_it() -> None:
     assert parse_xid("Detected XID errors on this node earlier") is None
 
 
+def test_an_xid_as_a_metrics_exporter_reports_it() -> None:
+    """dcgm-exporter and GPUd publish Xids as Prometheus samples: DCGM_FI_DEV_XID_ERRORS's value is the
+    last Xid code (DCGM #227; an err_code label repeats it since dcgm-exporter PR #309), the
+    active-Xid and count metrics name it in an xid label. A value of 0 means no Xid; HELP lines none."""
+    from generator.matcher.parse import parse_xid
+
+    labelled = parse_xid('DCGM_FI_DEV_XID_ERRORS{err_code="45", err_msg="Preemptive cleanup, due to previous errors '
+                         '-- Most likely to see when running multiple cuda", job="dcgm-exporter"}')
+    assert labelled is not None and labelled.code == 45 and labelled.device is None
+    active = parse_xid('DCGM_FI_DEV_XID_ERRORS_ACTIVE{gpu="0",UUID="GPU-b9f9e81b-bee7-34bc-af17-132ef6592740",device='
+                       '"nvidia0",window_size_in_ms="300000",xid="42"} 1')
+    assert active is not None and active.code == 42 and active.device == "GPU-b9f9e81b-bee7-34bc-af17-132ef6592740"
+    valued = parse_xid('DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-c9f9e81b-bee7-34bc-af17-132ef6592741",Hostname="n1"} 79')
+    assert valued is not None and valued.code == 79
+    gpud = parse_xid('accelerator_nvidia_xid_errors_total{uuid="GPU-c9f9e81b-bee7-34bc-af17-132ef6592741",xid="94"} 3')
+    assert gpud is not None and gpud.code == 94
+    assert parse_xid('DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-b9f9e81b-bee7-34bc-af17-132ef6592740"} 0') is None
+    assert parse_xid('DCGM_FI_DEV_XID_ERRORS_ACTIVE{gpu="0",xid="42"} 0') is None  # none in the window
+    assert parse_xid("# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.") is None
+    assert parse_xid('DCGM_EXP_XID_ERRORS_COUNT{gpu="0",window_size_in_ms="300000"} 2') is None  # no code named
+
+
 def test_journalctl_json_lines_give_time_and_host() -> None:
     from generator.matcher.parse import parse_context, parse_time
 

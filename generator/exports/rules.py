@@ -25,7 +25,7 @@ RULES_FORMAT = "kb.rules/1"
 
 # The matcher's own parsers (Xid lines in the driver's and in monitoring tools' spellings,
 # fallen-off-the-bus lines, NVSwitch SXid lines) need these on a line before they look at it.
-BUILTIN_ANCHORS = ("Xid", "XID ", "xid ", "fallen off the bus", "SXid")
+BUILTIN_ANCHORS = ("Xid", "XID ", "xid ", "fallen off the bus", "SXid", "XID_ERRORS", "xid_errors")
 
 
 def _first_steps(entry: Entry, limit: int = 3) -> list[dict]:

@@ -240,7 +240,7 @@ class Matcher:
         return list(by_entry.values())
 
     def _match_segment(self, text: str, wanted: frozenset[int] | None = None) -> Iterator[tuple[str, str | None, dict]]:
-        if "Xid" in text or "XID " in text or "xid " in text:
+        if "Xid" in text or "XID " in text or "xid " in text or "XID_ERRORS" in text or "xid_errors" in text:
             if "SXid" in text:
                 event = parse_sxid(text)
                 if event:

@@ -213,7 +213,33 @@ _XID_DEVICE_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d{1,4})(?: on Device=(
 # DCGM's health watch (DCGM_FR_XID_ERROR_MSG in dcgmlib/dcgm_errors.h): 'Detected XID 31 for GPU 4',
 # often inside a node condition that also names the GPU's PCI address and UUID
 _XID_DCGM = re.compile(r"Detected XID (\d{1,4}) for GPU \d{1,3}\b")
+# A Prometheus sample of an exporter's Xid metric: dcgm-exporter's DCGM_FI_DEV_XID_ERRORS (its value is the
+# last Xid code; an err_code label repeats it since dcgm-exporter PR #309), DCGM_FI_DEV_XID_ERRORS_ACTIVE and
+# DCGM_EXP_XID_ERRORS_COUNT (an xid label, the value counts events), GPUd's accelerator_nvidia_xid_errors_total.
+_XID_METRIC = re.compile(r"\b(DCGM_FI_DEV_XID_ERRORS|DCGM_FI_DEV_XID_ERRORS_ACTIVE|DCGM_EXP_XID_ERRORS_COUNT"
+                         r"|accelerator_nvidia_xid_errors_total)\{([^{}\n]{0,1200})\}(?:[ \t]+(\d{1,12}(?:\.0*)?)\b)?")
+_METRIC_XID_LABEL = re.compile(r"\b(?:err_code|xid)=\"(\d{1,4})\"")
 _GPU_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,40})")
+
+
+def _metric_xid(m: re.Match) -> XidEvent | None:
+    """The Xid an exporter's metric sample names, or None for a sample that says there is none
+    (a value of 0: no Xid yet, or no event in the window)."""
+    name, labels, value = m.groups()
+    label = _METRIC_XID_LABEL.search(labels)
+    number = int(float(value)) if value else None
+    if number == 0:
+        return None
+    if label:
+        code = int(label.group(1))
+    elif name == "DCGM_FI_DEV_XID_ERRORS" and number:
+        code = number  # the sample's value is the last Xid code
+    else:
+        return None
+    if not 0 < code < 10000:
+        return None
+    uuid = _GPU_UUID.search(labels)
+    return XidEvent(code=code, pci="", pid=None, process=None, text=m.group(0), device=uuid.group(1) if uuid else None)
 
 
 def parse_xid(line: str) -> XidEvent | None:
@@ -235,7 +261,8 @@ def parse_xid(line: str) -> XidEvent | None:
         if gpud:
             pci = (gpud.group(2) or "").lower().rstrip(".:")
             return XidEvent(code=int(gpud.group(1)), pci=pci, pid=None, process=None, text=gpud.group(0))
-        return None
+        metric = _XID_METRIC.search(line) if ("XID_ERRORS" in line or "xid_errors" in line) else None
+        return _metric_xid(metric) if metric else None
     pci, code, pid, name, rest = m.groups()
     event = XidEvent(
         code=int(code),
