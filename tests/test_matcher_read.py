@@ -31,6 +31,15 @@ def test_clean_reads_a_run_of_backslashes_as_one() -> None:
     assert clean(rb"one \" level") == rb"one \" level"  # a single backslash is left as it is
 
 
+def test_clean_reads_typographic_quotes_as_plain_ones() -> None:
+    """gcc in a UTF-8 locale quotes with ‘…’, forums and editors turn "…" into “…”: both are read as
+    the plain quotes signatures are written with; other characters of the same lead bytes stay."""
+    posted = "docker: Error response from daemon: could not select device driver “” with capabilities: [[gpu]].\n"
+    assert clean(posted.encode()) == b'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n'
+    gcc = "/usr/lib/libstdc++.so.6: version ‘GLIBCXX_3.4.30’ not found — see ‘ldd’…"
+    assert clean(gcc.encode()).decode() == "/usr/lib/libstdc++.so.6: version 'GLIBCXX_3.4.30' not found — see 'ldd'…"
+
+
 def test_line_numbers_survive_small_chunks() -> None:
     data = b"".join(b"line %d\n" % i for i in range(1, 101))
     lines, stats = _read(data, chunk_bytes=7)

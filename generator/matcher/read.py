@@ -53,9 +53,15 @@ class InputStats:
     cut_lines: int = 0  # stretches without CR or LF longer than MAX_LINE_BYTES: only their ends were matched
 
 
+_TYPOGRAPHIC_QUOTES = (("\u201c".encode(), b'"'), ("\u201d".encode(), b'"'), ("\u2018".encode(), b"'"),
+                       ("\u2019".encode(), b"'"))
+
+
 def clean(data: bytes) -> bytes:
     """Remove what is not log text: NUL bytes and ANSI escape sequences; read a run of
-    backslashes (layers of quoting) as one.
+    backslashes (layers of quoting) as one, and typographic quotes as plain ones (gcc in a
+    UTF-8 locale prints ‘…’, forums and word processors turn "…" into “…”), so a signature
+    written with plain quotes reads every copy.
 
     CR is left in place: the matcher splits lines on it (progress bars redraw with bare CR,
     Windows lines end in CR LF), which handles both without copying the whole chunk.
@@ -66,6 +72,9 @@ def clean(data: bytes) -> bytes:
         data = _ANSI.sub(b"", data)
     if b"\\\\" in data:
         data = _BACKSLASH_RUN.sub(rb"\\", data)
+    if b"\xe2\x80" in data:  # the lead bytes the four quotes share (also dashes, ellipses)
+        for curly, plain in _TYPOGRAPHIC_QUOTES:
+            data = data.replace(curly, plain)
     return data
 
 
