@@ -23,6 +23,8 @@ from generator.corpus.regex_budget import RegexTimeout, budget
     (r"(.*a){20}", "run into the next round"),
     (r"(?:[^b]{1,5})+", "run into the next round"),
     (r"(\d+){3}", "run into the next round"),
+    (r"zz(?:(?:(?:a){1,5}){1,5}){1,5}!", "run into the next round"),  # found by the fuzz test: rounds of rounds
+    (r"(?:[a-z]{1,4}){1,8}x", "run into the next round"),  # 4^8 ways to split 32 letters
     (r"(?:(?:a|a){1,5}){1,5}", "alternatives that can start alike"),
     (r"(?:(?:.?){2})*", "can match nothing"),
     (r"x.*y.*z.*w", "3 unbounded wildcard repeats"),
@@ -38,6 +40,7 @@ def test_each_family_of_risk_is_named(pattern: str, reason: str) -> None:
 @pytest.mark.parametrize("pattern", [
     r"NVRM: Xid \([^)]{4,40}\): 43, pid=", r"a.*b.*c", r"(?:ab){1,3}c+", r"(\d+\.){3}\d+", r"\s+\S+",
     r"(?:foo|bar)+", r"(?:finished #[0-9]+, but|joined #)[0-9]+", r"Multinomial(?:a+|b).{0,400}Assertion",
+    r"(?:a{1,2}){1,2}b", r"(?:\w{1,20}\.){0,5}x", r"(?:[0-9a-f]{2}:){5}[0-9a-f]{2}",
 ])
 def test_linear_patterns_have_no_risk(pattern: str) -> None:
     assert risks(pattern) == ()

@@ -10,7 +10,8 @@ own parser and names each construct that lets a repeat split the text in more th
 - two unbounded repeats in a row whose characters overlap (``\\d*\\d*``, ``[a-z]+[a-z]+``),
   also when only optional items sit between them;
 - a repeated group whose inner repeat can swallow what starts the next round (``(.*a){20}``,
-  and under an unbounded repeat any inner repeat of variable width: ``(x{1,5})+``);
+  and any inner repeat of variable width under an unbounded repeat, ``(x{1,5})+``, or under a
+  counted one whose rounds could split a text more than a thousand ways, ``(x{1,5}){1,5}``);
 - an unbounded repeat whose body can match nothing (``(a?)*``);
 - more than two unbounded wildcards (``.*``, ``\\S+``, ``[^x]*``) in one pattern;
 - lookarounds and backreferences (outside the linear-time subset RE2 runs), and repeat counts
@@ -32,6 +33,7 @@ from re import _parser as P  # type: ignore[attr-defined]
 UNBOUNDED = C.MAXREPEAT
 LARGE = 1000  # a bounded repeat over this many is treated as unbounded
 RE2_MAX_COUNT = 1000  # RE2's limit on {n,m}
+SPLITS = 1000  # ways a counted repeat's rounds may split a text before that counts as a risk
 MAX_DEPTH = 40  # nesting deeper than this is refused outright (and cannot overflow the analysis)
 TOO_DEEP = f"groups nested too deeply (more than {MAX_DEPTH} levels)"  # the risk named for such a pattern
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
@@ -243,22 +245,24 @@ class _Analysis:
             if unbounded and inner.nullable:
                 self.risk("a repeat whose body can match nothing (like (a?)*)")
             if hi > 1:
-                self._counted(_flatten(items), inner, depth, unbounded)
+                self._counted(_flatten(items), inner, depth, unbounded, hi)
             nullable = lo == 0 or inner.nullable
             if unbounded:
                 return Shape(inner.first, inner.alphabet, nullable, inner.alphabet, inner.alphabet)
             return Shape(inner.first, inner.alphabet, nullable, inner.head, inner.tail)
         return Shape(ANY, ANY, True, ANY, ANY)  # anything else: assume the worst shape
 
-    def _counted(self, items: list, inner: Shape, depth: int, outer_unbounded: bool) -> None:
+    def _counted(self, items: list, inner: Shape, depth: int, outer_unbounded: bool, outer_hi: int) -> None:
         """A body repeated more than once: a repeat inside it that can take more or less text
-        (unbounded, or of variable width when the outer repeat is unbounded: ``(x{1,5})+``)
+        (unbounded; of variable width when the outer repeat is unbounded, ``(x{1,5})+``, or when
+        the rounds could split a text in more than ``SPLITS`` ways, ``(x{1,5}){1,5}``)
         must not be able to swallow what follows it, up to the start of the next round, or
         the rounds can split the text in many ways."""
         sub = _Analysis(self.ignore_case)
         shapes = []
         for op, av in items:
-            flexible = op in _REPEATS and (_is_unbounded(av[1]) or (outer_unbounded and av[1] != av[0]))
+            flexible = op in _REPEATS and (_is_unbounded(av[1]) or (av[1] != av[0] and (
+                outer_unbounded or (av[1] - av[0] + 1) ** min(outer_hi, 64) > SPLITS)))
             shapes.append((sub.item(op, av, depth + 1, 1), flexible))
         for i, (shape, flexible) in enumerate(shapes):
             if not flexible and shape.tail == EMPTY:
