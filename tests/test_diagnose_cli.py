@@ -286,14 +286,7 @@ def test_rules_are_rebuilt_when_an_entry_is_removed_or_changed_behind_them(tmp_p
     saved while another build was reading), rebuilds them; nothing changed, nothing is rebuilt."""
     from generator.cli.diagnose import ensure_rules
 
-    entries = tmp_path / "entries"
-    for name in ("xid-79", "cuda-out-of-memory", "nccl-remote-error"):
-        src = next((ROOT / "kb" / "entries").rglob(f"{name}.yaml"))
-        (entries / src.parent.name).mkdir(parents=True, exist_ok=True)
-        doc = yaml.safe_load(src.read_text(encoding="utf-8"))
-        for key in ("related", "causes", "caused_by"):  # links to entries this small corpus lacks
-            doc.pop(key, None)
-        (entries / src.parent.name / src.name).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    entries = _small_checkout(tmp_path) / "kb" / "entries"
     out = tmp_path / "build" / "rules.json"
     assert set(ensure_rules(None, entries, out)["entries"]) == {"xid-79", "cuda-out-of-memory", "nccl-remote-error"}
     built = out.stat().st_mtime_ns
@@ -317,7 +310,7 @@ def _small_checkout(tmp_path: Path) -> Path:
         src = next((ROOT / "kb" / "entries").rglob(f"{name}.yaml"))
         (entries / src.parent.name).mkdir(parents=True, exist_ok=True)
         doc = yaml.safe_load(src.read_text(encoding="utf-8"))
-        for key in ("related", "causes", "caused_by"):
+        for key in ("related", "causes", "caused_by"):  # links to entries this small corpus lacks
             doc.pop(key, None)
         (entries / src.parent.name / src.name).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return tmp_path
