@@ -65,12 +65,13 @@ class LiteralScanner:
     def candidate_lines(self, data: bytes) -> list[tuple[int, int, frozenset[int] | None]]:
         ends: dict[int, int] = {}
         seen: dict[int, set[int]] = {}
-        for buf, literals in ((data, self.exact), (data.lower() if self.folded else b"", self.folded)):
+        tokens = _tokens_text(data)  # lower-casing keeps lengths and whitespace: it serves the folded copy too
+        for buf, literals, gate in ((data, self.exact, tokens),
+                                    (data.lower() if self.folded else b"", self.folded, tokens and tokens.lower())):
             if not literals:
                 continue
             find = buf.find
-            tokens = _tokens_text(buf)
-            in_tokens = tokens.find if tokens is not None else None
+            in_tokens = gate.find if gate is not None else None
             for lit, index, pieces in literals:
                 if in_tokens is not None and not all(in_tokens(piece) >= 0 for piece in pieces):
                     continue  # a piece occurs in no token: the anchor is not in this chunk
