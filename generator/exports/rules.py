@@ -20,12 +20,13 @@ from generator.errors import InputError
 from generator.corpus.validated import Corpus
 from generator.corpus.literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
 from generator.corpus.model import Entry
+from generator.matcher.parse import XID_TEXTS
 
 RULES_FORMAT = "kb.rules/1"
 
 # The matcher's own parsers (Xid lines in the driver's and in monitoring tools' spellings,
 # fallen-off-the-bus lines, NVSwitch SXid lines) need these on a line before they look at it.
-BUILTIN_ANCHORS = ("Xid", "XID ", "xid ", "fallen off the bus", "SXid", "XID_ERRORS", "xid_errors")
+BUILTIN_ANCHORS = (*XID_TEXTS, "fallen off the bus", "SXid")
 
 
 def _first_steps(entry: Entry, limit: int = 3) -> list[dict]:

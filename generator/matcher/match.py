@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, NamedTuple
 
-from .parse import (SMI_LOOKBACK, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci, parse_smi_gpu,
-                    parse_sxid, parse_time, parse_xid)
+from .parse import (SMI_LOOKBACK, XID_TEXTS, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci,
+                    parse_smi_gpu, parse_sxid, parse_time, parse_xid)
 from .read import MAX_LINE_BYTES, Chunk
 from .rules import compiled
 from .scan import MARKERS, LiteralScanner, Scanner
@@ -240,7 +240,7 @@ class Matcher:
         return list(by_entry.values())
 
     def _match_segment(self, text: str, wanted: frozenset[int] | None = None) -> Iterator[tuple[str, str | None, dict]]:
-        if "Xid" in text or "XID " in text or "xid " in text or "XID_ERRORS" in text or "xid_errors" in text:
+        if any(marker in text for marker in XID_TEXTS):
             if "SXid" in text:
                 event = parse_sxid(text)
                 if event:

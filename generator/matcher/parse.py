@@ -45,6 +45,11 @@ _HOST_FIELD = re.compile(r"^\s*host\s*:\s*([\w.\-]+)")
 _PCI = re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")  # domain required: not a time
 _FALLEN_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})")
 
+# A line holds one of these texts if parse_xid or parse_sxid can read an event from it (the driver's
+# 'Xid' and 'SXid', monitoring tools' 'XID 79' and 'xid 79', exporters' *_XID_ERRORS metrics). The
+# matcher looks for them before it parses a line, and the rules list them as anchors.
+XID_TEXTS = ("Xid", "XID ", "xid ", "XID_ERRORS", "xid_errors")
+
 # NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
 _XID = re.compile(
     r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]{5,16})\): (\d{1,4})(?:,|\s*$|\s*\")"  # a cut or quoted line may end at the code
