@@ -5,7 +5,10 @@ Measures `kb diagnose` (default engine) on logs built to make a matcher keep thi
   own timestamp); target under 10 s and under 150 MB;
 - 200 MiB where every line matches and no two lines are alike (Xid and OOM lines with
   changing pids, addresses and ranks), so nothing can be answered from memory;
-- 2 GiB mixed: bench/noise.py noise with one matching line in ten; memory must stay bounded.
+- 2 GiB mixed: bench/noise.py noise with one matching line in ten; memory must stay bounded;
+- 200 MiB of error-looking lines made of the corpus's own distinctive words in random order, no
+  two alike: few signatures match, so the closest-wording comparison (resemble.py) gets its
+  most work; time and memory must stay those of a plain log.
 Then the in-browser doctor on 1 GiB of matching lines: a report, or a clear message.
 Medians of --runs; peak RSS is the process's max resident set size.
 
@@ -62,6 +65,26 @@ def _distinct_pair(n: int) -> str:
             f"name=python{n % 97}, Ch 0000{n % 10:04d}\n"
             f"[rank{n % 512}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n % 9000} MiB "
             f"(GPU {n % 8}; {n % 80} GiB total capacity)\n")
+
+
+def _lead_words() -> list[str]:
+    """Lower-cased words of the corpus's example lines that few entries use (from build/rules.json)."""
+    index = json.loads((ROOT / "build" / "rules.json").read_text(encoding="utf-8"))["resemble"]["docs"]
+    users: dict[str, int] = {}
+    for lines in index.values():
+        for w in set(lines.split()):
+            users[w] = users.get(w, 0) + 1
+    return sorted(w for w, n in users.items() if n <= max(1, len(index) // 20))
+
+
+def write_unmatched(path: Path, size: int) -> None:
+    if path.exists() and path.stat().st_size >= size:
+        return
+    import random
+
+    words, rng = _lead_words(), random.Random(11)
+    _write_lines(path, size, lambda n: f"fatal: {' '.join(rng.sample(words, 10))} #{n}\n"
+                                       f"step {n} cannot {' '.join(rng.sample(words, 6))}\n")
 
 
 def write_repeated(path: Path, size: int) -> None:
@@ -134,6 +157,8 @@ def main() -> int:
     write_distinct(distinct, 200 * MiB)
     write_mixed(mixed, 2048 * MiB)
     subprocess.run([sys.executable, "-m", "generator", "rules"], cwd=ROOT, check=True, capture_output=True)
+    unmatched = OUT / "hostile-unmatched-200MiB.log"
+    write_unmatched(unmatched, 200 * MiB)
     kb = [sys.executable, "-m", "generator", "diagnose", "--rules", "build/rules.json", "--format", "json"]
     # The default engine's first runs compile its patterns and keep them in its cache: not timed
     # here. Hyperscan has two sets: one for any log, and one compiled the first time a piece of
@@ -148,23 +173,29 @@ def main() -> int:
     rows = []
     for name, log, runs, target in (("200 MiB, every line matches (repeated AER lines)", repeated, args.runs, "under 10 s, under 150 MB"),
                                     ("200 MiB, every line matches, no two alike (Xid, OOM)", distinct, args.runs, ""),
-                                    ("2 GiB mixed (noise, one Xid line in ten)", mixed, 1, "bounded memory")):
-        walls, rss, count = [], [], 0
+                                    ("2 GiB mixed (noise, one Xid line in ten)", mixed, 1, "bounded memory"),
+                                    ("200 MiB of error-looking lines in the corpus's words, no two alike", unmatched,
+                                     args.runs, "like a plain log")):
+        walls, rss, count, leads = [], [], 0, 0
         for _ in range(runs):
             wall, peak, out = timed(kb + [str(log)])
             walls.append(wall)
             rss.append(peak)
-            count = sum(f["count"] for f in json.loads(out)["findings"])
+            report = json.loads(out)
+            count = sum(f["count"] for f in report["findings"])
+            leads = len(report["resembles"])
         size = log.stat().st_size / MiB
-        rows.append((name, size, walls, rss, count, target))
-        print(f"{name}: {statistics.median(walls):.1f} s, {max(rss):.0f} MiB, {count:,} matching lines", flush=True)
+        rows.append((name, size, walls, rss, count, leads, target))
+        print(f"{name}: {statistics.median(walls):.1f} s, {max(rss):.0f} MiB, {count:,} matching lines, {leads} leads",
+              flush=True)
 
     lines = [*section_head("Hostile logs: memory that does not grow with matches (bench/hostile_bench.py)"),
              "- Command: `kb diagnose --format json` with the default engine (Hyperscan when installed, its patterns compiled before the timed runs).", "",
-             "| log | size | runs (s) | median s | peak RSS (MiB) | matching lines | target |", "|---|---:|---|---:|---:|---:|---|"]
-    for name, size, walls, rss, count, target in rows:
+             "| log | size | runs (s) | median s | peak RSS (MiB) | matching lines | closest-wording leads | target |",
+             "|---|---:|---|---:|---:|---:|---:|---|"]
+    for name, size, walls, rss, count, leads, target in rows:
         lines.append(f"| {name} | {size:,.0f} MiB | {', '.join(f'{w:.1f}' for w in walls)} | {statistics.median(walls):.1f} | "
-                     f"{max(rss):.0f} | {count:,} | {target} |")
+                     f"{max(rss):.0f} | {count:,} | {leads} | {target} |")
     if not args.no_browser:
         gib = OUT / "hostile-repeated-1GiB.log"
         write_repeated(gib, 1024 * MiB)

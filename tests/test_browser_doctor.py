@@ -87,6 +87,7 @@ def _diagnose(page, text: str, compact: bool = False) -> dict:
 def _strip_urls(report: dict) -> dict:
     """The report without what differs by place alone: the site's links, the input's name (a path or 'pasted log')."""
     return {**report, "findings": [{k: v for k, v in f.items() if k != "url"} for f in report["findings"]],
+            "resembles": [{k: v for k, v in r.items() if k != "url"} for r in report["resembles"]],
             "sources": [{k: v for k, v in s.items() if k != "name"} for s in report["sources"]]}
 
 
@@ -384,3 +385,25 @@ def test_code_spans_in_a_finding_title_show_as_code_not_backticks(context, serve
     heading = page.locator(".kb-doctor__finding h3").first
     assert "`" not in heading.inner_text()
     assert heading.locator("code", has_text="low_cpu_mem_usage=True").count() == 1
+
+
+def test_a_reworded_failure_gets_a_closest_wording_lead_like_the_cli(context, server, built_site: Path, tmp_path: Path) -> None:
+    """No signature matches the line; the doctor offers the entry whose real example it resembles,
+    as a lead apart from the findings, the same as `kb diagnose` with the same rules."""
+    ctx, watch = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    text = "epoch 3 step 100 loss 0.3\nERROR ProcessGroup aborted: the remote process exited, or a network error happened (NCCL)\n"
+    report = _diagnose(page, text)
+    assert report["findings"] == [] and [r["id"] for r in report["resembles"]][:1] == ["nccl-remote-error"]
+    log = tmp_path / "reworded.log"
+    log.write_text(text, encoding="utf-8")
+    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
+    cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
+    assert _strip_urls(report) == _strip_urls(json.loads(cli.out))
+    card = page.locator(".kb-doctor__finding--resembles").first
+    assert "resembles" in card.locator(".kb-role").inner_text().lower()
+    assert card.locator("a").get_attribute("href").endswith("entries/nccl-remote-error/")
+    assert "the remote process exited" in card.locator("pre").inner_text()
+    assert "No known failure found" in page.locator(".kb-doctor__verdict").inner_text()
+    assert watch.foreign == []

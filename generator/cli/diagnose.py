@@ -274,6 +274,7 @@ class CaseResult:
     initiating_got: str | None = None
     initiating_ok: bool | None = None
     family: str | None = None  # the family a field-sample case was collected for
+    resembled: bool = False  # the report's first answer is a resemblance (nothing matched)
 
 
 def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | None]:
@@ -319,6 +320,10 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
         failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
         if report["verdict"].startswith("hang: "):
             failures = ["hang", *failures]
+        # a resemblance (the closest wording, when nothing matched) is a lead the report offers
+        # as the answer: it counts as named, and on a healthy log as a false alarm
+        resembled = [r["id"] for r in report.get("resembles") or []]
+        failures += resembled
         # what the report names, in its order: failures first, then notes (findings of severity
         # info, such as NCCL falling back to sockets: the answer when a job is only slow)
         got = failures + [f["id"] for f in report["findings"] if f["role"] == "info"]
@@ -337,6 +342,7 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
         wanted = label.get("culprit") if label.get("culprit") is not None else label.get("initiating")
         result.initiating, result.initiating_got, result.initiating_ok = wanted, initiating_got, initiating_ok
         result.family = str(label["family"]) if label.get("family") else None
+        result.resembled = bool(resembled) and failures[0] == resembled[0]
         results.append(result)
     return results
 
@@ -403,6 +409,12 @@ def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float
         if failing:  # scored on failure logs only: a healthy log is right when nothing is found, counted below
             print(f"  {k}: {hits}/{len(failing)} failure logs ({100 * hits / len(failing):.0f} %)")
     print(f"  false positives on healthy logs: {false_pos}/{len(nones)}" if nones else "  no healthy (none) cases")
+    leads = [r for r in results if r.resembled]
+    if leads:
+        right = sum(1 for r in leads if r.expected != "none" and r.top1)
+        alarms = sum(1 for r in leads if r.expected == "none")
+        print(f"  answered by closest wording (no signature matched): {len(leads)} logs, {right} right first, "
+              f"{len(leads) - right - alarms} wrong, {alarms} healthy")
     for family, n_fail, f1, f3, n_ok, fp in family_scores(results):
         healthy = f", false positives {fp}/{n_ok}" if n_ok else ""
         print(f"  {family}: top-1 {f1}/{n_fail}, top-3 {f3}/{n_fail}{healthy}")

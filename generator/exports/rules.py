@@ -21,6 +21,7 @@ from generator.corpus.validated import Corpus
 from generator.corpus.literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
 from generator.corpus.model import Entry
 from generator.matcher.parse import XID_TEXTS
+from generator.matcher.resemble import index_for
 
 RULES_FORMAT = "kb.rules/1"
 
@@ -84,6 +85,7 @@ def compile_rules(corpus: Corpus) -> dict:
         "anchors": anchors,
         "xid_entries": xid_entries,
         "sxid_entries": sxid_entries,
+        "resemble": index_for(corpus.entries),
     }
     body["hash"] = "sha256:" + hashlib.sha256(canonical(body).encode()).hexdigest()
     return body

@@ -8,6 +8,7 @@ from typing import BinaryIO, Callable
 from .job import ArchiveFeed, Job
 from .match import Matcher
 from .rank import Ranker
+from .resemble import Resembler
 from .read import CHUNK_BYTES
 from .scan import Scanner
 from .unpack import UnpackError
@@ -24,6 +25,7 @@ class Diagnoser:
         if scanner_factory is not None:  # e.g. the CLI's RE2 scanner, built from the matcher's patterns
             self.matcher.scanner = scanner_factory(self.matcher)
         self.ranker = Ranker(rules)
+        self.resembler = Resembler(rules.get("resemble"))
         self.site_url = site_url
 
     def diagnose(self, stream: BinaryIO, progress: Callable[[int], None] | None = None, name: str = "input") -> dict:

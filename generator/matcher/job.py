@@ -25,6 +25,7 @@ from .progress import ProgressTracker
 from .rank import Tally, merge_tallies
 from .read import ChunkReader, InputStats
 from .report import build
+from .resemble import MAX_LINES, TailLines
 from .sources import SourceInfo, describe
 from .unpack import MAX_MEMBERS, MAX_UNPACKED, Unpacker, UnpackError
 
@@ -46,6 +47,7 @@ class Source:
         self.dump = bytearray()
         self.spy: PySpyReader | None = None
         self.pending: list = []  # chunks handed to the scanner, not read yet (see _chunks)
+        self.tail = TailLines()  # its last lines, for the closest wording when nothing matched
 
     def feed(self, block: bytes) -> int:
         """Take the next piece of this input; returns its bytes seen so far."""
@@ -68,6 +70,9 @@ class Source:
         if self.kind != "pickle":
             self._chunks(self.reader.close())
             self._read_pending(0)
+            room = MAX_LINES - len(self.job.loose)
+            self.job.loose.extend(self.tail.take(self.index, room) if room > 0 else [])
+            self.tail = TailLines()
         if self.kind == "pickle":
             self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))
         elif self.kind == "json" and len(self.dump) <= MAX_DUMP_BYTES:
@@ -122,6 +127,7 @@ class Source:
             for line in data.decode("utf-8", errors="replace").splitlines():
                 self.spy.line(line)
         self._add(self.job.diagnoser.matcher.hits_in(chunk, candidates))
+        self.tail.add(chunk)
 
     def _add(self, hits: Iterable[Hit | Repeat]) -> None:
         tally = self.job.tally
@@ -159,6 +165,7 @@ class Job:
         self.spies: list[PySpyReader] = []  # py-spy dumps found in the inputs
         self.stalls = StallReader()  # ranks named by stall reports (Horovod)
         self.boots: dict[int, tuple[str, float]] = {}  # per input, the boot time its lines reveal
+        self.loose: list = []  # error-looking lines of the inputs' tails (resemble.Loose), in input order
         self.max_unpacked = max_unpacked
         self.max_members = max_members
 
@@ -191,7 +198,7 @@ class Job:
         tally = self.tally
         tally.entries = tally.xid_entries = None  # the parent has them
         return Partial(tally, self.progress, [(s.info, s.stats) for s in self.sources], self.notes, self.traces,
-                       [t for spy in self.spies for t in spy.threads], self.stalls, self.boots)
+                       [t for spy in self.spies for t in spy.threads], self.stalls, self.boots, self.loose)
 
     def merge(self, part: "Partial") -> None:
         """Fold in a partial diagnosis of other inputs (numbered from 0 there); they become the
@@ -211,6 +218,9 @@ class Job:
         self.stalls.merge(part.stalls)
         self.boots.update({offset + i: boot for i, boot in part.boots.items()})
         self.notes.extend(part.notes)
+        for loose in part.loose[:max(0, MAX_LINES - len(self.loose))]:
+            loose.source += offset
+            self.loose.append(loose)
         self.sources.extend(FinishedSource(offset + i, info, stats) for i, (info, stats) in enumerate(part.sources))
 
     def finish(self) -> dict:
@@ -229,8 +239,12 @@ class Job:
                                        ("py_spy", analyse_spy([t for s in self.spies for t in s.threads], hosts)),
                                        ("stalls", analyse_stalls([self.stalls])),
                                        ("watchdogs", watchdogs)) if v}
+        progress = self.progress.summary(findings)
+        resembles = []
+        if not any(f.role != "info" for f in findings) and not (progress and progress["hang"]) and not artefacts:
+            resembles = self.diagnoser.resembler.closest(self.loose)
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
-                     progress=self.progress.summary(findings), artefacts=artefacts or None)
+                     progress=progress, artefacts=artefacts or None, resembles=resembles, entries=self.diagnoser.rules["entries"])
 
 
 @dataclass
@@ -245,6 +259,7 @@ class Partial:
     threads: list
     stalls: StallReader
     boots: dict[int, tuple[str, float]]
+    loose: list
 
 
 class FinishedSource:

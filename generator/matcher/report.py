@@ -204,7 +204,8 @@ def _artefact_culprit(artefacts: dict | None) -> dict | None:
 
 
 def build(findings: list[Finding], stats, site_url: str = "", sources=None, notes: list[str] | None = None,  # noqa: ANN001
-          progress: dict | None = None, artefacts: dict | None = None) -> dict:
+          progress: dict | None = None, artefacts: dict | None = None, resembles: list[dict] | None = None,
+          entries: dict | None = None) -> dict:
     """The report as plain data, in the ``kb.diagnosis/2`` shape (docs/diagnose.md lists every key)."""
     out = []
     for f in findings:
@@ -292,8 +293,18 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
         "artefacts": artefacts,
         "notes": list(notes or []),
         "findings": out,
+        "resembles": [_resemblance(r, (entries or {}).get(r["id"], {}), site_url) for r in resembles or []],
     }
     return report
+
+
+def _resemblance(found: dict, meta: dict, site_url: str) -> dict:
+    """A resemblance (resemble.Resembler.closest) with what the report shows of its entry."""
+    path = meta.get("path")
+    return {"id": found["id"], "title": meta.get("title", found["id"]), "severity": meta.get("severity", "unknown"),
+            "category": meta.get("category", ""), "similarity": found["similarity"], "source": found["source"],
+            "line": found["line"], "text": found["text"], "shared_words": found["shared_words"],
+            "url": (site_url + path) if path else None}
 
 
 def _verdict(findings: list[Finding]) -> str:
@@ -396,7 +407,8 @@ def to_text(report: dict, name: str = "input") -> str:
         lines.append(f"HANG: {report['verdict'][6:]}")
     elif not any(f["role"] != "info" for f in findings):
         lines.append("No known failure found. " + ("The log matched only notes (messages that do not stop a job), below."
-                                                   if findings else "The log matched nothing in the atlas."))
+                                                   if findings else "No signature matched." if report.get("resembles")
+                                                   else "The log matched nothing in the atlas."))
     first = _first_text(report)
     if first:
         lines.append(f"FAILED FIRST: {first}")
@@ -411,6 +423,7 @@ def to_text(report: dict, name: str = "input") -> str:
             lines.append(f"Also ({kind.replace('_', ' ')}): {found['message']}")
     if report.get("recovery_action"):
         lines.append(f"NVIDIA's recovery action for this GPU (Xid 154): {report['recovery_action']}")
+    lines.extend(_resembles_text(report))
     titles = {f["id"]: f["title"] for f in findings}
     for f in findings:
         lines.append("")
@@ -444,6 +457,24 @@ def to_text(report: dict, name: str = "input") -> str:
     return "\n".join(visible(line) for line in lines) + "\n"
 
 
+RESEMBLES_HEAD = ("These lines read like failures the atlas knows "
+                  "(closest wording; a lead to check, not a diagnosis):")
+
+
+def _resembles_text(report: dict) -> list[str]:
+    found = report.get("resembles") or []
+    if not found:
+        return []
+    lines = [RESEMBLES_HEAD]
+    for r in found:
+        lines.append(f"  RESEMBLES: {r['title']}  [{r['severity']}, similarity {r['similarity']:.2f}]")
+        lines.append(f"    {_at(report, r.get('source'), r['line'])} | {r['text']}")
+        lines.append(f"    shared words: {', '.join(r['shared_words'])}")
+        if r["url"]:
+            lines.append(f"    more: {r['url']}")
+    return lines
+
+
 def to_markdown(report: dict, name: str = "input") -> str:
     out = [f"### Diagnosis of {code_span(name)}", ""]
     note = _cut_note(report)
@@ -458,7 +489,14 @@ def to_markdown(report: dict, name: str = "input") -> str:
         out.extend([f"**Hang:** {md_text(report['verdict'][6:])}", ""])
     if not failures and not hang:
         out.append("No known failure found: " + ("the log matched only notes (messages that do not stop a job), below."
-                                                 if findings else "the log matched nothing in the atlas."))
+                                                 if findings else "no signature matched." if report.get("resembles")
+                                                 else "the log matched nothing in the atlas."))
+        if report.get("resembles"):
+            out.extend(["", md_text(RESEMBLES_HEAD), ""])
+            for r in report["resembles"]:
+                title = f"[{r['title']}]({r['url']})" if r["url"] else r["title"]
+                out.append(f"- {title} (similarity {r['similarity']:.2f}), "
+                           f"{md_text(_at(report, r.get('source'), r['line']))}: {code_span(r['text'])}")
     else:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]

@@ -1,0 +1,243 @@
+"""The closest wording: what the atlas knows that a log's unmatched error lines resemble.
+
+Signatures are exact: a failure printed in words nobody has written a pattern for (an older
+release, a wrapper that rephrases it, a line cut by a terminal) matches nothing, and the
+report would say "no known failure". When a log holds no failure finding, its error-looking
+lines are compared, word by word, with every real example line of the corpus; an entry whose
+example shares most of the distinctive words of such a line is reported as a resemblance:
+a lead to check, never a confirmed root cause (``resembles`` in the report, apart from
+``findings``; it does not count for ``--fail-on``).
+
+The words. A line is reduced to its words of three or more letters and digits (lower-cased;
+hexadecimal and numeric runs, log furniture such as ``traceback`` or ``error`` dropped). Each
+word weighs ``ln(N / n)``: N entries, n of them use the word in their examples, titles or
+aliases, so a word that names one failure weighs much more than one that many share. A line
+and an example are compared by the F-measure of their shared weight (how much of the
+example the line covers, and how much of the line the example explains), and the pair must
+share a minimum weight, ``MIN_SHARED * ln(N)``: about two words that few entries use, and
+at least one word that no more than one entry in twenty uses.
+
+Near misses stay quiet. Counter-examples of every signature, and the lines of entries of
+severity ``info`` (harmless notes), are indexed too: a line that resembles one of them at
+least as much as any failure is left alone.
+
+Bounded work. Only the last ``TAIL_BYTES`` of each input are looked at (a failure that ends
+a job is printed near its end; a pasted log is usually shorter than that), lines longer than
+``MAX_LINE_CHARS`` are skipped, the same words are looked at once, and at most
+``MAX_LINES`` lines per job are kept.
+
+The index is built from the corpus with ``index_for`` and travels in rules.json, so the
+browser's log doctor runs the same comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable
+
+TAIL_BYTES = 1 << 20
+MAX_LINE_CHARS = 2000
+MAX_LINES = 1000  # per job, in input order
+MAX_RESULTS = 3
+THRESHOLD = 0.5  # F-measure of shared word weight
+MIN_SHARED = 1.15  # shared weight, in units of ln(N): about two words that few entries use
+DISTINCTIVE = math.log(20)  # a word at most one entry in twenty uses: a lead shares one at least
+REACH_WORDS = 8  # examples are looked up through a line's heaviest words only
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_NUMERIC = re.compile(r"[0-9a-fx_]+")
+# Log furniture and everyday words: they say a line is an error, not which one.
+STOP_WORDS = frozenset("""
+the and for with not was has have this that from are but you your can will into its use using when then than
+been were which while after before there their they what all any our out per via
+traceback most recent call last file line error errors failed failure fail warning warn info debug fatal
+exception runtimeerror valueerror python site packages dist lib usr local home root opt self return raise see above
+below please details more information output process main module none true false
+""".split())
+# A line worth comparing says something went wrong.
+_ERRORISH = re.compile(
+    r"error|fail|exception|fatal|cannot|can't|unable|not found|denied|abort|killed|refused|timed? ?out|invalid"
+    r"|unsupported|not supported|mismatch|insufficient|out of memory|no such|panic|crash|could not|couldn't|illegal"
+    r"|no .{0,30}(?:device|gpu)", re.IGNORECASE)
+
+
+def words(text: str) -> frozenset[str]:
+    """The comparable words of a line."""
+    out = set()
+    for w in _WORD.findall(text):
+        w = w.lower()
+        if w in STOP_WORDS or (_NUMERIC.fullmatch(w) and any(c.isdigit() for c in w)):
+            continue
+        out.add(w)
+    return frozenset(out)
+
+
+def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry objects
+    """The comparison index for rules.json: per entry the words of its lines (one line of text per
+    example, words sorted and space-separated), and those of the lines that must stay quiet
+    (counter-examples, notes), each line once."""
+    docs: dict[str, list[str]] = {}
+    quiet: list[str] = []
+    seen: set[tuple[str, frozenset[str]]] = set()
+    seen_quiet: set[frozenset[str]] = set()
+
+    def add(entry_id: str, text: str) -> None:
+        w = words(text)
+        if len(w) >= 2 and (entry_id, w) not in seen:
+            seen.add((entry_id, w))
+            docs.setdefault(entry_id, []).append(" ".join(sorted(w)))
+
+    def add_quiet(text: str) -> None:
+        w = words(text)
+        if len(w) >= 2 and w not in seen_quiet:
+            seen_quiet.add(w)
+            quiet.append(" ".join(sorted(w)))
+
+    for e in entries:
+        lines = [e.title, *e.aliases, *(ex.line for s in e.signatures for ex in s.examples)]
+        for text in lines:
+            (add_quiet(text) if e.severity == "info" else add(e.id, text))
+        for s in e.signatures:
+            for text in s.counter_examples:
+                add_quiet(text)
+    return {"docs": {e: "\n".join(lines) for e, lines in docs.items()}, "quiet": "\n".join(quiet)}
+
+
+@dataclass
+class Loose:
+    """An unmatched error-looking line of one input."""
+
+    source: int
+    line: int
+    text: str
+
+
+class Resembler:
+    """Compares lines with the index of rules.json (``resemble``)."""
+
+    def __init__(self, index: dict | None):
+        index = index or {"docs": {}, "quiet": ""}
+        self.entries: list[str] = []
+        self.doc_words: list[frozenset[str]] = []
+        for entry, text in index["docs"].items():
+            for line in text.split("\n"):
+                self.entries.append(entry)
+                self.doc_words.append(frozenset(line.split()))
+        n_quiet_from = len(self.entries)
+        for text in index["quiet"].split("\n") if index["quiet"] else ():
+            self.entries.append("")  # "" marks a line that must stay quiet
+            self.doc_words.append(frozenset(text.split()))
+        users: dict[str, set[str]] = {}
+        for entry, ws in zip(self.entries[:n_quiet_from], self.doc_words[:n_quiet_from]):
+            for w in ws:
+                users.setdefault(w, set()).add(entry)
+        self.n = max(1, len(set(self.entries[:n_quiet_from])))
+        self.weight = {w: math.log(self.n / len(es)) for w, es in users.items()}
+        self.unknown = math.log(self.n) if self.n > 1 else 1.0
+        self.min_shared = MIN_SHARED * self.unknown
+        self.distinctive = min(DISTINCTIVE, self.unknown)  # in a corpus of under twenty: a word one entry uses
+        self.mass: list[float] = []
+        self.postings: dict[str, list[int]] = {}
+        for i, ws in enumerate(self.doc_words):
+            self.mass.append(sum(self.weight.get(w, self.unknown) for w in ws))
+            for w in ws:
+                if self.weight.get(w, self.unknown) > 0:
+                    self.postings.setdefault(w, []).append(i)
+
+    def _best(self, ws: frozenset[str]) -> dict[str, tuple[float, int]]:
+        """Per entry the best F-measure of one line against its examples (with the example's
+        index); empty when a quiet line resembles it at least as much as any failure."""
+        line_mass = sum(self.weight.get(w, self.unknown) for w in ws)
+        if line_mass <= 0:
+            return {}
+        # the examples reached through a distinctive word among the line's heaviest (one that at
+        # most one entry in twenty uses): the long lists of everyday words ('cuda', 'gpu') are not
+        # walked
+        reached: set[int] = set()
+        heaviest = sorted(ws, key=lambda w: -self.weight.get(w, self.unknown))[:REACH_WORDS]
+        for w in heaviest:
+            if self.weight.get(w, self.unknown) >= self.distinctive:
+                reached.update(self.postings.get(w, ()))
+        shared: dict[int, float] = {}
+        for i in reached:
+            shared[i] = sum(self.weight.get(w, self.unknown) for w in ws & self.doc_words[i])
+        best: dict[str, tuple[float, int]] = {}
+        quiet = 0.0
+        for i, s in shared.items():
+            if s < self.min_shared or self.mass[i] <= 0:
+                continue
+            recall, precision = s / self.mass[i], s / line_mass
+            f = 2 * recall * precision / (recall + precision)
+            entry = self.entries[i]
+            if not entry:
+                quiet = max(quiet, f)
+            elif f > best.get(entry, (0.0, -1))[0]:
+                best[entry] = (f, i)
+        return {e: v for e, v in best.items() if v[0] > quiet}
+
+    def closest(self, lines: Iterable[Loose], examples: dict[str, list[str]] | None = None) -> list[dict]:
+        """Up to MAX_RESULTS entries the lines resemble, best first: entry id, similarity, the
+        line (source, number, text) and the words it shares with the entry's closest example."""
+        found: dict[str, tuple[float, Loose, int]] = {}
+        for loose in lines:
+            for entry, (f, i) in self._best(words(loose.text)).items():
+                if f >= THRESHOLD and f > found.get(entry, (0.0,))[0]:
+                    found[entry] = (f, loose, i)
+        ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[1][1].source, kv[1][1].line))
+        out = []
+        for entry, (f, loose, i) in ranked[:MAX_RESULTS]:
+            shared = sorted(words(loose.text) & self.doc_words[i])
+            out.append({"id": entry, "similarity": round(f, 2), "source": loose.source, "line": loose.line,
+                        "text": loose.text, "shared_words": shared})
+        return out
+
+
+class TailLines:
+    """The last TAIL_BYTES of one input, kept as the chunks it was read in (no copy), then the
+    error-looking lines among them."""
+
+    def __init__(self) -> None:
+        self.chunks: deque = deque()  # read.Chunk objects
+        self.size = 0
+
+    def add(self, chunk) -> None:  # noqa: ANN001 - read.Chunk
+        self.chunks.append(chunk)
+        self.size += len(chunk.data)
+        while len(self.chunks) > 1 and self.size - len(self.chunks[0].data) >= TAIL_BYTES:
+            self.size -= len(self.chunks.popleft().data)
+
+    def take(self, source: int, limit: int) -> list[Loose]:
+        """The distinct error-looking lines of the tail, in input order, at most ``limit``
+        (the last ones when there are more); the chunks are let go."""
+        picked: deque[Loose] = deque(maxlen=max(0, limit))
+        seen: set[frozenset[str]] = set()
+        skip = max(0, self.size - TAIL_BYTES)  # bytes of the first chunks that lie before the tail
+        for chunk in self.chunks:
+            data = chunk.data
+            if skip >= len(data):
+                skip -= len(data)
+                continue
+            start = 0
+            if skip:  # the tail begins inside this chunk: from the first whole line there
+                start = data.find(b"\n", skip - 1) + 1
+                skip = 0
+                if start == 0:
+                    continue
+            first = chunk.first_line + data.count(b"\n", 0, start)
+            for n, raw in enumerate(data[start:].split(b"\n")):
+                if not raw or len(raw) > MAX_LINE_CHARS * 4:
+                    continue
+                text = raw.decode("utf-8", errors="replace").strip()
+                if len(text) > MAX_LINE_CHARS or not _ERRORISH.search(text):
+                    continue
+                ws = words(text)
+                if len(ws) < 2 or ws in seen:
+                    continue
+                seen.add(ws)
+                picked.append(Loose(source, first + n, text))
+        self.chunks.clear()
+        self.size = 0
+        return list(picked)

@@ -1,0 +1,189 @@
+"""The closest wording (generator/matcher/resemble.py): leads for logs no signature matched."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from generator.cli.diagnose import ensure_rules, evaluate
+from generator.matcher import Diagnoser
+from generator.matcher.job import Job
+from generator.matcher.read import Chunk
+from generator.matcher.report import to_markdown, to_text
+from generator.matcher.resemble import (MAX_LINES, TAIL_BYTES, THRESHOLD, Loose, Resembler, TailLines, index_for,
+                                        words)
+from test_diagnose_cli import _small_checkout
+
+INDEX = {
+    "docs": {
+        "gloo-connect": "connectfullmesh gloo\nconnect gloo peer refused",
+        "cusolver-internal": "cusolver cusolver_status_internal_error cusolverdnsgesvdj",
+        "cusolver-invalid": "cusolver cusolver_status_invalid_value",
+    },
+    "quiet": "cusolver cusolver_status_success cusolverdnsgesvdj",
+}
+# word weights are ln(N / entries using the word): a real corpus has a thousand entries
+INDEX["docs"].update({f"other-{i}": f"other{i} thing{i}" for i in range(1000)})
+
+
+def test_words_keep_what_names_a_failure_and_drop_numbers_hex_and_log_furniture() -> None:
+    assert words("Traceback (most recent call last): RuntimeError: Gloo connectFullMesh failed 0x7f3a 12ab34 9") \
+        == {"gloo", "connectfullmesh"}
+    assert words("CUSOLVER_STATUS_INVALID_VALUE in cusolverDnSgesvdj_bufferSize") \
+        == {"cusolver_status_invalid_value", "cusolverdnsgesvdj_buffersize"}
+
+
+def test_a_line_sharing_the_distinctive_words_of_an_example_resembles_its_entry() -> None:
+    r = Resembler(INDEX)
+    found = r.closest([Loose(0, 7, "RuntimeError: [enforce fail] Gloo connectFullMesh failed ...")])
+    assert [f["id"] for f in found] == ["gloo-connect"]
+    assert found[0]["line"] == 7 and found[0]["shared_words"] == ["connectfullmesh", "gloo"]
+    assert THRESHOLD <= found[0]["similarity"] <= 1
+
+
+def test_the_status_word_the_line_carries_picks_the_sibling_entry() -> None:
+    r = Resembler(INDEX)
+    found = r.closest([Loose(0, 1, "cusolver error: CUSOLVER_STATUS_INVALID_VALUE, when calling cusolverDnSgesvdj")])
+    assert found and found[0]["id"] == "cusolver-invalid"
+
+
+def test_a_line_closer_to_a_counter_example_or_a_note_stays_quiet() -> None:
+    r = Resembler(INDEX)
+    assert r.closest([Loose(0, 1, "cusolverDnSgesvdj returned CUSOLVER_STATUS_SUCCESS, failed nothing")]) == []
+
+
+def test_one_shared_common_word_is_not_enough() -> None:
+    r = Resembler(INDEX)
+    assert r.closest([Loose(0, 1, "error: cannot connect to the display")]) == []
+
+
+def test_an_empty_index_finds_nothing() -> None:
+    assert Resembler(None).closest([Loose(0, 1, "Gloo connectFullMesh failed")]) == []
+
+
+def _chunks(text: bytes, size: int) -> list[Chunk]:
+    """``text`` cut into line-aligned chunks of about ``size`` bytes, numbered as the reader numbers them."""
+    out, line, start = [], 1, 0
+    while start < len(text):
+        end = text.find(b"\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        data = text[start:end]
+        out.append(Chunk(data, line))
+        line += data.count(b"\n")
+        start = end
+    return out
+
+
+def test_the_tail_keeps_error_looking_lines_of_the_last_mebibyte_with_their_line_numbers() -> None:
+    filler = b"step 12 loss 0.53 all good here\n" * (TAIL_BYTES // 32 + 10)
+    text = b"early: Gloo connectFullMesh failed\n" + filler + b"late: Gloo connectFullMesh failed again\nnothing wrong\n"
+    tail = TailLines()
+    for chunk in _chunks(text, 64 * 1024):
+        tail.add(chunk)
+    assert tail.size <= TAIL_BYTES + 2 * 64 * 1024  # whole chunks beyond the last mebibyte are let go
+    taken = tail.take(3, 10)
+    n = text.count(b"\n") - 1  # the line number of "late: ..."
+    assert [(t.source, t.line, t.text) for t in taken] == [(3, n, "late: Gloo connectFullMesh failed again")]
+    assert not tail.chunks and tail.size == 0  # taking lets the chunks go
+
+
+def test_the_tail_keeps_each_wording_once_and_at_most_the_limit_the_last_ones() -> None:
+    text = b"".join(b"Gloo connectFullMesh failed on peer %d\n" % i for i in range(5))
+    text += b"".join(b"error: CUSOLVER_STATUS_INVALID_VALUE in call%s\n" % bytes([97 + i]) for i in range(5))
+    tail = TailLines()
+    tail.add(Chunk(text, 1))
+    taken = tail.take(0, 3)
+    assert [t.line for t in taken] == [8, 9, 10]  # digits are not words: the Gloo lines are one wording
+
+
+def _job(diagnoser: Diagnoser, logs: list[bytes]) -> dict:
+    job = Job(diagnoser)
+    for i, data in enumerate(logs):
+        job.read(f"node{i}.log", io.BytesIO(data))
+    return job.finish()
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Diagnoser:
+    """A Diagnoser over three real entries (xid-79, cuda-out-of-memory, nccl-remote-error)."""
+    root = _small_checkout(tmp_path_factory.mktemp("small"))
+    rules = ensure_rules(None, root / "kb" / "entries", root / "build" / "rules.json")
+    return Diagnoser(rules)
+
+
+REWORDED = b"ERROR ProcessGroup aborted: the remote process exited, or a network error happened (NCCL)\n"
+
+
+def test_a_reworded_failure_that_no_signature_matches_gets_a_lead_not_a_finding(small: Diagnoser) -> None:
+    report = small.diagnose(io.BytesIO(b"epoch 3 step 100 loss 0.3\n" + REWORDED))
+    assert report["findings"] == [] and report["verdict"] == "no known failure found"
+    assert [r["id"] for r in report["resembles"]] == ["nccl-remote-error"]
+    lead = report["resembles"][0]
+    assert lead["line"] == 2 and lead["text"] == REWORDED.decode().strip()
+    assert {"remote", "exited", "network"} <= set(lead["shared_words"])
+    assert lead["url"].endswith("entries/nccl-remote-error/") and lead["title"] == small.rules["entries"]["nccl-remote-error"]["title"]
+    text = to_text(report)
+    assert "No known failure found." in text and "RESEMBLES: " + lead["title"] in text
+    assert "line 2 | " + lead["text"] in text
+    assert "resemble" not in to_text(small.diagnose(io.BytesIO(b"all fine\n")))
+    assert f"[{lead['title']}]({lead['url']})" in to_markdown(report)
+    assert json.loads(json.dumps(report))["resembles"][0]["similarity"] == lead["similarity"]
+
+
+def test_no_lead_when_a_signature_named_the_failure(small: Diagnoser) -> None:
+    report = small.diagnose(io.BytesIO(REWORDED + b"RuntimeError: CUDA error: out of memory\n"))
+    assert [f["id"] for f in report["findings"]] == ["cuda-out-of-memory"]
+    assert report["resembles"] == []
+
+
+def test_leads_across_files_name_their_source_and_worker_partials_agree(small: Diagnoser) -> None:
+    logs = [b"all fine\n", b"fine too\n" + REWORDED]
+    one = _job(small, logs)
+    assert one["resembles"][0]["source"] == 1 and one["resembles"][0]["line"] == 2
+    parent = Job(small)
+    for data, name in zip(logs, ("node0.log", "node1.log")):
+        worker = Job(small)
+        worker.read(name, io.BytesIO(data))
+        parent.merge(worker.partial())
+    assert parent.finish()["resembles"] == one["resembles"]
+
+
+def test_the_lines_kept_per_job_are_bounded(small: Diagnoser) -> None:
+    job = Job(small)
+    many = b"".join(b"fatal: widget%s exploded\n" % bytes([97 + i % 26, 97 + i // 26 % 26, 97 + i // 676])
+                    for i in range(MAX_LINES + 50))
+    job.read("a.log", io.BytesIO(many))
+    job.read("b.log", io.BytesIO(REWORDED))
+    assert len(job.loose) == MAX_LINES
+    assert job.finish()["resembles"] == []  # the second file came after the bound
+
+
+def test_the_index_holds_examples_per_entry_and_quiet_lines_from_counter_examples_and_notes() -> None:
+    from generator.corpus.validated import load_corpus
+
+    corpus = load_corpus(ROOT / "kb" / "entries")
+    index = index_for(corpus.entries)
+    notes = [e for e in corpus.entries if e.severity == "info"]
+    assert notes and all(e.id not in index["docs"] for e in notes)
+    oom = next(e for e in corpus.entries if e.id == "cuda-out-of-memory")
+    lines = index["docs"]["cuda-out-of-memory"].split("\n")
+    assert " ".join(sorted(words(oom.signatures[0].examples[0].line))) in lines
+    quiet = set(index["quiet"].split("\n"))
+    counter = next(c for s in oom.signatures for c in s.counter_examples if len(words(c)) >= 2)
+    assert " ".join(sorted(words(counter))) in quiet
+    assert len(lines) == len(set(lines))
+
+
+def test_eval_counts_a_right_lead_and_a_lead_on_a_healthy_log_as_a_false_alarm(small: Diagnoser, tmp_path: Path) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "a.log").write_bytes(REWORDED)
+    (tmp_path / "cases" / "b.log").write_bytes(REWORDED)
+    (tmp_path / "labels.yaml").write_text("- {id: a, expected: nccl-remote-error}\n- {id: b, expected: none}\n",
+                                          encoding="utf-8")
+    a, b = evaluate(tmp_path, small)
+    assert a.top1 and a.resembled and a.got == ["nccl-remote-error"]
+    assert not b.top1 and b.resembled
