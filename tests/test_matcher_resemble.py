@@ -187,3 +187,14 @@ def test_eval_counts_a_right_lead_and_a_lead_on_a_healthy_log_as_a_false_alarm(s
     a, b = evaluate(tmp_path, small)
     assert a.top1 and a.resembled and a.got == ["nccl-remote-error"]
     assert not b.top1 and b.resembled
+
+
+def test_a_redacted_report_hides_hosts_and_addresses_in_the_lead_line(small: Diagnoser) -> None:
+    from generator.matcher.redact import Redactor
+
+    line = b"gpu-node-17.corp.example.com 10.4.2.17: ERROR ProcessGroup aborted: the remote process exited, or a network error happened (NCCL)\n"
+    report = small.diagnose(io.BytesIO(line))
+    assert report["resembles"] and "10.4.2.17" in report["resembles"][0]["text"]
+    safe = Redactor().redact_report(report)
+    assert safe["resembles"][0]["id"] == "nccl-remote-error"
+    assert "10.4.2.17" not in json.dumps(safe) and "corp.example.com" not in json.dumps(safe)
