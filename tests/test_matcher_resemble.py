@@ -198,3 +198,23 @@ def test_a_redacted_report_hides_hosts_and_addresses_in_the_lead_line(small: Dia
     safe = Redactor().redact_report(report)
     assert safe["resembles"][0]["id"] == "nccl-remote-error"
     assert "10.4.2.17" not in json.dumps(safe) and "corp.example.com" not in json.dumps(safe)
+
+
+def test_a_line_its_logger_files_at_info_or_debug_is_not_compared() -> None:
+    tail = TailLines()
+    tail.add(Chunk(b"2024-08-30 11:01:42,123 INFO Watchdog heartbeat ok (collective timeout 600000 ms)\n"
+                   b"[DEBUG] retrying after connection refused\n"
+                   b"2024-08-30 11:01:43,001 ERROR collective timeout after 600000 ms\n", 1))
+    assert [t.line for t in tail.take(0, 10)] == [3]
+
+
+def test_the_bench_noise_near_misses_get_neither_a_finding_nor_a_lead(real_diagnoser: Diagnoser) -> None:
+    """bench/noise.py's healthy lines are written to share words with real failures."""
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    from noise import NOISE
+
+    text = "\n".join(t.format(r=3, r2=4, n=1200, f=0.5, g=300.0, host="node07", pid=4242, c=5, t=1234.5, p=40,
+                              bar="██", date="2024-08-30 11:01:42,123") for t in NOISE) + "\n"
+    report = real_diagnoser.diagnose(io.BytesIO(text.encode()))
+    assert report["findings"] == [] and report["resembles"] == []

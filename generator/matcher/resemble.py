@@ -21,6 +21,9 @@ Near misses stay quiet. Counter-examples of every signature, and the lines of en
 severity ``info`` (harmless notes), are indexed too: a line that resembles one of them at
 least as much as any failure is left alone.
 
+A line is compared only when it says something went wrong (``error``, ``cannot``, ``out of
+memory``...) and its logger did not file it at INFO or DEBUG level.
+
 Bounded work. Only the last ``TAIL_BYTES`` of each input are looked at (a failure that ends
 a job is printed near its end; a pasted log is usually shorter than that), lines longer than
 ``MAX_LINE_CHARS`` are skipped, the same words are looked at once, and at most
@@ -62,6 +65,8 @@ _ERRORISH = re.compile(
     r"error|fail|exception|fatal|cannot|can't|unable|not found|denied|abort|killed|refused|timed? ?out|invalid"
     r"|unsupported|not supported|mismatch|insufficient|out of memory|no such|panic|crash|could not|couldn't|illegal"
     r"|no .{0,30}(?:device|gpu)", re.IGNORECASE)
+# ...unless its logger calls it routine: a line at INFO or DEBUG level ('heartbeat ok ... timeout')
+_ROUTINE = re.compile(r"(?:^|[\s\[(|])(?:INFO|DEBUG|TRACE|NOTICE)(?:[\s\])|:]|$)")
 
 
 def words(text: str) -> frozenset[str]:
@@ -231,7 +236,7 @@ class TailLines:
                 if not raw or len(raw) > MAX_LINE_CHARS * 4:
                     continue
                 text = raw.decode("utf-8", errors="replace").strip()
-                if len(text) > MAX_LINE_CHARS or not _ERRORISH.search(text):
+                if len(text) > MAX_LINE_CHARS or not _ERRORISH.search(text) or _ROUTINE.search(text):
                     continue
                 ws = words(text)
                 if len(ws) < 2 or ws in seen:
