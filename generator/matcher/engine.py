@@ -25,8 +25,15 @@ class Diagnoser:
         if scanner_factory is not None:  # e.g. the CLI's RE2 scanner, built from the matcher's patterns
             self.matcher.scanner = scanner_factory(self.matcher)
         self.ranker = Ranker(rules)
-        self.resembler = Resembler(rules.get("resemble"))
+        self._resembler: Resembler | None = None
         self.site_url = site_url
+
+    @property
+    def resembler(self) -> Resembler:
+        """The closest-wording index, built the first time a log matches no failure (most never need it)."""
+        if self._resembler is None:
+            self._resembler = Resembler(self.rules.get("resemble"))
+        return self._resembler
 
     def diagnose(self, stream: BinaryIO, progress: Callable[[int], None] | None = None, name: str = "input") -> dict:
         """Diagnose a whole stream: the same session the browser feeds piece by piece."""

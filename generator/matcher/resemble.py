@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
@@ -127,14 +128,15 @@ class Resembler:
         index = index or {"docs": {}, "quiet": ""}
         self.entries: list[str] = []
         self.doc_words: list[frozenset[str]] = []
+        intern = sys.intern  # the same words recur across thousands of lines: one copy each
         for entry, text in index["docs"].items():
             for line in text.split("\n"):
                 self.entries.append(entry)
-                self.doc_words.append(frozenset(line.split()))
+                self.doc_words.append(frozenset(map(intern, line.split())))
         n_quiet_from = len(self.entries)
         for text in index["quiet"].split("\n") if index["quiet"] else ():
             self.entries.append("")  # "" marks a line that must stay quiet
-            self.doc_words.append(frozenset(text.split()))
+            self.doc_words.append(frozenset(map(intern, text.split())))
         users: dict[str, set[str]] = {}
         for entry, ws in zip(self.entries[:n_quiet_from], self.doc_words[:n_quiet_from]):
             for w in ws:
