@@ -241,10 +241,12 @@ class Job:
                                        ("watchdogs", watchdogs)) if v}
         progress = self.progress.summary(findings)
         resembles = []
-        if not any(f.role != "info" for f in findings) and not (progress and progress["hang"]) and not artefacts:
+        quiet = not any(f.role != "info" for f in findings) and not (progress and progress["hang"]) and not artefacts
+        if quiet and self.loose:  # the index is built only for a log with error lines and no failure
             resembles = self.diagnoser.resembler.closest(self.loose)
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
-                     progress=progress, artefacts=artefacts or None, resembles=resembles, entries=self.diagnoser.rules["entries"])
+                     progress=progress, artefacts=artefacts or None, resembles=resembles,
+                     entries=self.diagnoser.rules["entries"])
 
 
 @dataclass
