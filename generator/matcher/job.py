@@ -70,8 +70,13 @@ class Source:
         if self.kind != "pickle":
             self._chunks(self.reader.close())
             self._read_pending(0)
+            # the closest wording is only for a job without failures: once one is found (findings
+            # only grow) the tail is not read, which spares its decoding on most logs
             room = MAX_LINES - len(self.job.loose)
-            self.job.loose.extend(self.tail.take(self.index, room) if room > 0 else [])
+            if self.job.tally.has_failure():
+                self.job.loose = []
+            elif room > 0:
+                self.job.loose.extend(self.tail.take(self.index, room))
             self.tail = TailLines()
         if self.kind == "pickle":
             self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))

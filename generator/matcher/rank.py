@@ -203,6 +203,10 @@ class Tally:
             cause = self.xid_entries.get(cause_code, f"xid-{cause_code}")
             self.dynamic.setdefault(cause, set()).add(hit.entry)
 
+    def has_failure(self) -> bool:
+        """Whether a hit of severity other than ``info`` was folded in (a failure, not a note)."""
+        return any(f.severity != "info" for f in self.findings.values())
+
     def add_again(self, entry: str, line: int, place: tuple) -> bool:
         """Count one more line of a finding at a place where it was seen before, when counting is
         all ``add`` would do (its evidence is full): True. False: the line needs ``add``."""
