@@ -21,7 +21,7 @@ os.chdir(ROOT)
 from bench.results_file import section_head, write_section  # noqa: E402
 import yaml  # noqa: E402
 
-from generator.cli.diagnose import ensure_rules, evaluate, family_scores, make_diagnoser  # noqa: E402
+from generator.cli.diagnose import ensure_rules, evaluate, family_scores, lead_counts, make_diagnoser  # noqa: E402
 from tools.field_merge import _norm, cited_threads  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"
@@ -41,11 +41,9 @@ def main() -> int:
     leads = []
     for part in ("holdout", "dev"):
         results = evaluate(FIELD / part, diagnoser)
-        led = [r for r in results if r.resembled]
-        right = sum(1 for r in led if r.expected != "none" and r.top1)
-        alarms = sum(1 for r in led if r.expected == "none")
-        leads.append(f"- {part}: {len(led)} logs answered by a closest-wording lead (no signature matched): "
-                     f"{right} right first, {len(led) - right - alarms} wrong, {alarms} on healthy logs")
+        led, right, wrong, alarms = lead_counts(results)
+        leads.append(f"- {part}: {led} logs answered by a closest-wording lead (no signature matched): "
+                     f"{right} right first, {wrong} wrong, {alarms} on healthy logs")
         failing = [r for r in results if r.expected != "none"]
         healthy = [r for r in results if r.expected == "none"]
         lines.append(f"| **{part}** | all | {len(failing)} | {_pct(sum(r.top1 for r in failing), len(failing))} | "

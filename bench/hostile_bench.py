@@ -71,15 +71,13 @@ def _lead_words() -> list[str]:
     """Lower-cased words of the corpus's example lines that few entries use (from build/rules.json),
     leaving out any word a signature's literal text holds or is held by, so that no signature
     matches the lines made of them and every line goes to the closest-wording comparison."""
+    from generator.matcher.resemble import Resembler
+
     rules = json.loads((ROOT / "build" / "rules.json").read_text(encoding="utf-8"))
-    index = rules["resemble"]["docs"]
+    index = Resembler(rules["resemble"])  # its word weights say which words few entries use
     literals = [lit.lower() for sig in rules["signatures"] for lit in sig["literals"]]
     pieces = {p for lit in literals for p in lit.split() if len(p) >= 4}
-    users: dict[str, int] = {}
-    for lines in index.values():
-        for w in set(lines.split()):
-            users[w] = users.get(w, 0) + 1
-    return sorted(w for w, n in users.items() if n <= max(1, len(index) // 20)
+    return sorted(w for w, weight in index.weight.items() if weight >= index.distinctive
                   and not any(w in lit for lit in literals) and not any(p in w for p in pieces))
 
 

@@ -391,6 +391,15 @@ def family_scores(results: list[CaseResult]) -> list[tuple[str, int, int, int, i
     return rows
 
 
+def lead_counts(results: list[CaseResult]) -> tuple[int, int, int, int]:
+    """Of the cases whose first answer was a closest-wording lead: how many, right first, wrong,
+    and on healthy logs (false alarms)."""
+    led = [r for r in results if r.resembled]
+    right = sum(1 for r in led if r.expected != "none" and r.top1)
+    alarms = sum(1 for r in led if r.expected == "none")
+    return len(led), right, len(led) - right - alarms, alarms
+
+
 def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float | None, summary: bool = False) -> int:
     if not folder.is_dir():
         raise InputError(f"{folder}: no such folder")
@@ -409,12 +418,10 @@ def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float
         if failing:  # scored on failure logs only: a healthy log is right when nothing is found, counted below
             print(f"  {k}: {hits}/{len(failing)} failure logs ({100 * hits / len(failing):.0f} %)")
     print(f"  false positives on healthy logs: {false_pos}/{len(nones)}" if nones else "  no healthy (none) cases")
-    leads = [r for r in results if r.resembled]
+    leads, right, wrong, alarms = lead_counts(results)
     if leads:
-        right = sum(1 for r in leads if r.expected != "none" and r.top1)
-        alarms = sum(1 for r in leads if r.expected == "none")
-        print(f"  answered by closest wording (no signature matched): {len(leads)} logs, {right} right first, "
-              f"{len(leads) - right - alarms} wrong, {alarms} healthy")
+        print(f"  answered by closest wording (no signature matched): {leads} logs, {right} right first, "
+              f"{wrong} wrong, {alarms} healthy")
     for family, n_fail, f1, f3, n_ok, fp in family_scores(results):
         healthy = f", false positives {fp}/{n_ok}" if n_ok else ""
         print(f"  {family}: top-1 {f1}/{n_fail}, top-3 {f3}/{n_fail}{healthy}")

@@ -406,9 +406,8 @@ def to_text(report: dict, name: str = "input") -> str:
     if report["verdict"].startswith("hang: "):
         lines.append(f"HANG: {report['verdict'][6:]}")
     elif not any(f["role"] != "info" for f in findings):
-        lines.append("No known failure found. " + ("The log matched only notes (messages that do not stop a job), below."
-                                                   if findings else "No signature matched." if report.get("resembles")
-                                                   else "The log matched nothing in the atlas."))
+        why = _nothing_failed(report)
+        lines.append(f"No known failure found. {why[0].upper()}{why[1:]}")
     first = _first_text(report)
     if first:
         lines.append(f"FAILED FIRST: {first}")
@@ -457,6 +456,13 @@ def to_text(report: dict, name: str = "input") -> str:
     return "\n".join(visible(line) for line in lines) + "\n"
 
 
+def _nothing_failed(report: dict) -> str:
+    """Why a report without failures says so: only notes matched, only leads, or nothing."""
+    if report["findings"]:
+        return "the log matched only notes (messages that do not stop a job), below."
+    return "no signature matched." if report.get("resembles") else "the log matched nothing in the atlas."
+
+
 RESEMBLES_HEAD = ("These lines read like failures the atlas knows "
                   "(closest wording; a lead to check, not a diagnosis):")
 
@@ -488,9 +494,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
     if hang:
         out.extend([f"**Hang:** {md_text(report['verdict'][6:])}", ""])
     if not failures and not hang:
-        out.append("No known failure found: " + ("the log matched only notes (messages that do not stop a job), below."
-                                                 if findings else "no signature matched." if report.get("resembles")
-                                                 else "the log matched nothing in the atlas."))
+        out.append(f"No known failure found: {_nothing_failed(report)}")
         if report.get("resembles"):
             out.extend(["", md_text(RESEMBLES_HEAD), ""])
             for r in report["resembles"]:

@@ -39,7 +39,7 @@ import math
 import re
 import sys
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 TAIL_BYTES = 1 << 20
@@ -114,11 +114,16 @@ def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry o
 
 @dataclass
 class Loose:
-    """An unmatched error-looking line of one input."""
+    """An unmatched error-looking line of one input, with its comparable words."""
 
     source: int
     line: int
     text: str
+    terms: frozenset[str] = field(default=None)  # type: ignore[assignment] - words(text), computed when not given
+
+    def __post_init__(self) -> None:
+        if self.terms is None:
+            self.terms = words(self.text)
 
 
 class Resembler:
@@ -185,18 +190,18 @@ class Resembler:
                 best[entry] = (f, i)
         return {e: v for e, v in best.items() if v[0] > quiet}
 
-    def closest(self, lines: Iterable[Loose], examples: dict[str, list[str]] | None = None) -> list[dict]:
+    def closest(self, lines: Iterable[Loose]) -> list[dict]:
         """Up to MAX_RESULTS entries the lines resemble, best first: entry id, similarity, the
         line (source, number, text) and the words it shares with the entry's closest example."""
         found: dict[str, tuple[float, Loose, int]] = {}
         for loose in lines:
-            for entry, (f, i) in self._best(words(loose.text)).items():
+            for entry, (f, i) in self._best(loose.terms).items():
                 if f >= THRESHOLD and f > found.get(entry, (0.0,))[0]:
                     found[entry] = (f, loose, i)
         ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[1][1].source, kv[1][1].line))
         out = []
         for entry, (f, loose, i) in ranked[:MAX_RESULTS]:
-            shared = sorted(words(loose.text) & self.doc_words[i])
+            shared = sorted(loose.terms & self.doc_words[i])
             out.append({"id": entry, "similarity": round(f, 2), "source": loose.source, "line": loose.line,
                         "text": loose.text, "shared_words": shared})
         return out
@@ -244,7 +249,7 @@ class TailLines:
                 if len(ws) < 2 or ws in seen:
                     continue
                 seen.add(ws)
-                picked.append(Loose(source, first + n, text))
+                picked.append(Loose(source, first + n, text, ws))
         self.chunks.clear()
         self.size = 0
         return list(picked)
