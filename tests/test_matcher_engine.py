@@ -375,3 +375,23 @@ def test_a_wrapper_is_collateral_of_any_other_failure_but_root_when_alone() -> N
     late = Diagnoser(compile_rules(Corpus(root=ROOT, entries=[wrapper, cause]))).diagnose_text(
         f"2026-01-01T10:00:00Z {banner}\n2026-01-01T11:00:00Z Error building extension 'fused_adam'\n")
     assert sorted((f["id"], f["role"]) for f in late["findings"]) == [("ext-build", "root"), ("launcher-child-failed", "root")]
+
+
+def test_a_line_a_note_was_written_for_is_not_a_failure_though_it_quotes_one() -> None:
+    quoted = ("W se_gpu_pjrt_client.cc:1038] Unable to enable peer access between GPUs 0 and 1; status: INTERNAL: "
+              "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: peer access is not supported between these two devices")
+    failure = _entry("p2p-unsupported", "cuda", "high", r"peer access is not supported between these two devices",
+                     "NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices")
+    note = _entry("peer-access-note", "cuda", "info", r"Unable to enable peer access between GPUs [0-9]+ and [0-9]+", quoted)
+    rules = compile_rules(Corpus(root=ROOT, entries=[failure, note]))
+    for re2 in ([False, True] if available() else [False]):
+        report = _diagnose(rules, quoted + "\n", re2=re2)
+        assert [(f["id"], f["severity"]) for f in report["findings"]] == [("peer-access-note", "info")]
+        assert report["initiating"] is None
+        # the failure's own line, and the note's words on another line, still count as before
+        other = _diagnose(rules, quoted + "\nNCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported "
+                          "between these two devices\n", re2=re2)
+        assert [(f["id"], f["role"]) for f in other["findings"]][0] == ("p2p-unsupported", "root")
+    # within one progress-bar line, the note covers its own segment only
+    both = _diagnose(rules, "peer access is not supported between these two devices\r" + quoted + "\n")
+    assert {f["id"] for f in both["findings"]} == {"p2p-unsupported", "peer-access-note"}

@@ -114,6 +114,8 @@ class Matcher:
         self.rules = rules
         self.xid_entries: dict[int, str] = {int(k): v for k, v in rules["xid_entries"].items()}
         self.sxid_entries: dict[str, str] = rules.get("sxid_entries", {})
+        # entries of severity info: a line one of them matches is that note's line (see _match_line)
+        self.notes = frozenset(k for k, v in rules["entries"].items() if v.get("severity") == "info")
         self.signatures = []
         index: dict[tuple[str, bool], list[int]] = {}
         for i, sig in enumerate(rules["signatures"]):
@@ -229,7 +231,14 @@ class Matcher:
         context: Context | None = None  # parsed only for lines that hit something
         by_entry: dict[str, Hit] = {}
         for segment in segments:
-            for entry, sig_id, fields in self._match_segment(segment, wanted):
+            matched = list(self._match_segment(segment, wanted))
+            if len(matched) > 1 and any(m[0] in self.notes for m in matched):
+                # A note was written for this very text: a harmless warning that quotes a
+                # failure's words (XLA's "Unable to enable peer access ... CUDA_ERROR_PEER_ACCESS_
+                # UNSUPPORTED", logged before it carries on). The failure signatures that match
+                # the quoted words do not make it a failure.
+                matched = [m for m in matched if m[0] in self.notes]
+            for entry, sig_id, fields in matched:
                 if entry in by_entry:
                     by_entry[entry].fields.update({k: v for k, v in fields.items() if k not in by_entry[entry].fields})
                     continue
