@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generator.corpus.literals import compile_pattern, prefilter_literals, rarity, required_runs
+from generator.corpus.literals import compile_pattern, long_enough, prefilter_literals, rarity, required_runs
 
 
 @pytest.mark.parametrize("pattern, runs", [
@@ -54,3 +54,21 @@ def test_compile_pattern_behaves_like_re_compile() -> None:
     assert bool(compile_pattern(pattern).search(line)) == bool(re.compile(pattern).search(line)) is True
     with pytest.raises(re.error):
         compile_pattern(r"(unclosed")
+
+
+@pytest.mark.parametrize("literal, enough", [
+    ("Killed", True), ("Kill", True), (" ab ", False), ("abc", False),
+    ("已杀死", True),  # three characters, nine bytes: a translated shell's "Killed"
+    ("죽었음", True),
+    ("错误", False),  # two characters (six bytes): "error", in every Chinese log
+    ("éèà", False),  # three characters, six bytes
+])
+def test_a_literal_is_long_enough_by_characters_or_by_bytes_of_wide_ones(literal: str, enough: bool) -> None:
+    assert long_enough(literal) is enough
+
+
+def test_a_pattern_of_translated_words_takes_each_as_a_literal() -> None:
+    lits, _ = prefilter_literals(r"^\s*(?:已杀死|Getötet|죽었음)\s*$")
+    assert sorted(lits) == sorted(["已杀死", "Getötet", "죽었음"])
+    lits, _ = prefilter_literals(r"^\s*(?:错误|Getötet)\s*$")
+    assert "错误" not in lits

@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 from generator.errors import Problem
 from generator.matcher import backtracking
-from generator.corpus.literals import MIN_LITERAL, compile_pattern, parse, prefilter_literals
+from generator.corpus.literals import MIN_LITERAL, compile_pattern, long_enough, parse, prefilter_literals
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
 from generator.corpus.regex_budget import RegexTimeout, budget
 from generator.corpus.load import LoadedFile
@@ -200,7 +200,7 @@ class SignaturesLinear(Validator):
             if backtracking.TOO_DEEP in risks:
                 continue
             literals, _ = prefilter_literals(sig.pattern)
-            if not literals or any(len(lit.strip()) < MIN_LITERAL for lit in literals):
+            if not literals or not all(long_enough(lit) for lit in literals):
                 yield f.problem("KB024", f"signature '{sig.id}': pattern has no literal text of {MIN_LITERAL} or more "
                                 f"characters that every match contains", "signatures", i, "pattern")
 

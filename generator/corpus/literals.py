@@ -104,6 +104,15 @@ def required_runs(pattern: str) -> tuple[list[str], bool]:
 
 
 MIN_LITERAL = 4
+
+
+def long_enough(literal: str) -> bool:
+    """Whether a literal is long enough to anchor a signature: MIN_LITERAL characters, or three
+    characters of at least 2 * MIN_LITERAL bytes in UTF-8 (the scanners look for bytes: a
+    translated shell's ``已杀死``, "Killed", is three characters but nine bytes)."""
+    core = literal.strip()
+    return len(core) >= MIN_LITERAL or (len(core) >= 3 and len(core.encode("utf-8")) >= 2 * MIN_LITERAL)
+
 _PLAIN_WORD = re.compile(r"\s*[a-z]+\s*")
 # Words so frequent in healthy training, NCCL and kernel logs that scanning for them finds
 # a large share of lines; a signature is anchored on something rarer when it can be.
@@ -156,8 +165,8 @@ def _choose(runs: list[str], branches: list[list[str]]) -> list[str]:
     A long run that is only an everyday log word ('loss' in ``loss(?:: nan| = nan)``) would
     make every ordinary line a candidate; a required alternation whose every alternative is
     rarer is used instead."""
-    long_runs = [r for r in runs if len(r.strip()) >= MIN_LITERAL]
-    usable = [b for b in branches if all(len(x.strip()) >= MIN_LITERAL for x in b)]
+    long_runs = [r for r in runs if long_enough(r)]
+    usable = [b for b in branches if all(long_enough(x) for x in b)]
     if long_runs:
         best = max(long_runs, key=rarity)
         if usable and rarity(best) < 0:

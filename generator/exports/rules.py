@@ -18,7 +18,7 @@ from pathlib import Path
 from generator import __version__, atomic
 from generator.errors import InputError
 from generator.corpus.validated import Corpus
-from generator.corpus.literals import COMMON_WORDS, prefilter_literals, rarity, required_runs
+from generator.corpus.literals import COMMON_WORDS, long_enough, prefilter_literals, rarity, required_runs
 from generator.corpus.model import Entry
 from generator.matcher.parse import XID_TEXTS
 from generator.matcher.resemble import index_for
@@ -102,7 +102,7 @@ STRONG_ANCHOR = 7  # rarity() of a token good enough to be shared by several sig
 
 def _tokens(runs: list[str]) -> list[str]:
     """Candidate anchors for one signature: its literal runs and the words inside them."""
-    tokens = {run for run in runs if len(run.strip()) >= 4}
+    tokens = {run for run in runs if long_enough(run)}
     for run in runs:
         tokens.update(re.findall(r"[A-Za-z][A-Za-z0-9_]{3,}", run))
     return sorted(tokens)
