@@ -14,8 +14,8 @@ from generator.matcher import Diagnoser
 from generator.matcher.job import Job
 from generator.matcher.read import Chunk
 from generator.matcher.report import to_markdown, to_text
-from generator.matcher.resemble import (MAX_LINES, TAIL_BYTES, THRESHOLD, Loose, Resembler, TailLines, index_for,
-                                        words)
+from generator.matcher.resemble import (JOIN_BYTES, JOIN_JOB_BYTES, MAX_LINES, TAIL_BYTES, THRESHOLD, Loose, Resembler,
+                                        TailLines, index_for, words)
 from test_diagnose_cli import _small_checkout
 
 INDEX = {
@@ -232,3 +232,47 @@ def test_once_a_failure_is_found_no_input_tail_is_read(small: Diagnoser) -> None
     assert job.loose == []
     report = job.finish()
     assert [f["id"] for f in report["findings"]] == ["cuda-out-of-memory"] and report["resembles"] == []
+
+
+def test_the_tail_joins_each_two_adjacent_lines_across_chunks_within_a_byte_limit() -> None:
+    tail = TailLines()
+    tail.add(Chunk(b"alpha \nbeta\r\n", 1))
+    tail.add(Chunk(b"gamma\n\ndelta\n", 3))
+    data, firsts = tail.joined()
+    assert data == b"alpha beta\nbetagamma\n" and firsts == [1, 2]  # blank lines join nothing
+    assert tail.joined(limit=10) == (b"betagamma\n", [2])  # the last pairs that fit
+    assert tail.joined(limit=0) == (b"", [])
+    assert [t.line for t in tail.take(0, 10)] == []  # the chunks are still there for take (no error lines here)
+
+
+WRAPPED = b"step 1 loss 0.3\nRuntimeError: CUDA error: out of me\nmory\n"
+
+
+def test_a_failure_line_wrapped_in_two_is_found_whole_at_its_first_line(small: Diagnoser) -> None:
+    report = small.diagnose(io.BytesIO(WRAPPED))
+    assert [(f["id"], f["first_line"], f["fields"].get("joined")) for f in report["findings"]] == [("cuda-out-of-memory", 2, 3)]
+    assert report["findings"][0]["evidence"][0]["text"] == "RuntimeError: CUDA error: out of memory"
+    assert report["resembles"] == []
+    assert "details: a line wrapped in two, read with line 3 joined to it" in to_text(report)
+    # neither half alone is a finding, and the same lines unwrapped give no "joined" field
+    assert small.diagnose(io.BytesIO(b"RuntimeError: CUDA error: out of me\n"))["findings"] == []
+    plain = small.diagnose(io.BytesIO(b"RuntimeError: CUDA error: out of memory\n"))
+    assert [(f["id"], "joined" in f["fields"]) for f in plain["findings"]] == [("cuda-out-of-memory", False)]
+    # a worker's partial carries the joined finding as the single job does
+    parent = Job(small)
+    worker = Job(small)
+    worker.read("node0.log", io.BytesIO(WRAPPED))
+    parent.merge(worker.partial())
+    assert [(f["id"], f["first_line"]) for f in parent.finish()["findings"]] == [("cuda-out-of-memory", 2)]
+
+
+def test_lines_are_joined_only_while_no_failure_is_found_and_within_the_job_budget(small: Diagnoser) -> None:
+    xid = b"NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    assert [f["id"] for f in _job(small, [xid, WRAPPED])["findings"]] == ["xid-79"]
+    job = Job(small)
+    filler = b"".join(b"step %06d loss 0.25 lr 3e-4 tokens/s 51234\n" % i for i in range(20000))  # 880 KB
+    job.read("a.log", io.BytesIO(filler))
+    assert JOIN_JOB_BYTES - JOIN_BYTES <= job.join_left < JOIN_JOB_BYTES  # the input's last JOIN_BYTES only
+    job.join_left = 0
+    job.read("b.log", io.BytesIO(WRAPPED))
+    assert job.finish()["findings"] == []  # the budget was spent

@@ -202,6 +202,7 @@
       const meta = [`severity ${f.severity}`, `seen ${f.count}×`, `first on ${at(f.source, f.first_line)}`];
       const where = whereText(f.where);
       if (where) meta.push(where);
+      if (f.fields && f.fields.joined) meta.push(`a line wrapped in two, read with line ${f.fields.joined} joined to it`);
       card.append(el("p", { class: "kb-doctor__meta", text: meta.join(" · ") }));
       if (f.caused_by) {
         card.append(el("p", { class: "kb-doctor__meta", text: `likely caused by: ${f.caused_by.map((c) => titles[c] || c).join("; ")}` }));

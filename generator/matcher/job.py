@@ -23,9 +23,9 @@ from .match import Hit, Repeat
 from .parse import parse_boot
 from .progress import ProgressTracker
 from .rank import Tally, merge_tallies
-from .read import ChunkReader, InputStats
+from .read import Chunk, ChunkReader, InputStats
 from .report import build
-from .resemble import MAX_LINES, TailLines
+from .resemble import JOIN_JOB_BYTES, MAX_LINES, TailLines
 from .sources import SourceInfo, describe
 from .unpack import MAX_MEMBERS, MAX_UNPACKED, Unpacker, UnpackError
 
@@ -72,6 +72,8 @@ class Source:
             self._read_pending(0)
             # the closest wording is only for a job without failures: once one is found (findings
             # only grow) the tail is not read, which spares its decoding on most logs
+            if not self.job.tally.has_failure():
+                self._read_joined()
             room = MAX_LINES - len(self.job.loose)
             if self.job.tally.has_failure():
                 self.job.loose = []
@@ -83,6 +85,27 @@ class Source:
         elif self.kind == "json" and len(self.dump) <= MAX_DUMP_BYTES:
             self._flight_recorder(lambda: read_json_dump(bytes(self.dump)))
         self.dump = bytearray()
+
+    def _read_joined(self) -> None:
+        """With no failure found so far, read the end of this input again with each two adjacent
+        lines joined (TailLines.joined): a failure line wrapped in two is found whole. Only
+        failures count from these lines (a note matched here was matched on its own line), and a
+        hit keeps the first line's number with the second in ``fields["joined"]``."""
+        data, firsts = self.tail.joined(self.job.join_left)
+        self.job.join_left -= len(data)
+        if not data:
+            return
+        matcher = self.job.diagnoser.matcher
+        candidates = matcher.scan_soon(data)()[0]
+        for found in matcher.hits_in(Chunk(data, 0), candidates):
+            hits = [found.hit(item) for item in found.known] if type(found) is Repeat else [found]
+            for hit in hits:
+                if hit.entry in matcher.notes:
+                    continue
+                hit.settle()
+                hit.line = firsts[hit.line]
+                hit.fields["joined"] = hit.line + 1
+                self._add_hit(hit)
 
     def _learn_boot(self, data: bytes) -> None:
         """The boot time from the first line that shows a clock time and the kernel's uptime together."""
@@ -171,6 +194,7 @@ class Job:
         self.stalls = StallReader()  # ranks named by stall reports (Horovod)
         self.boots: dict[int, tuple[str, float]] = {}  # per input, the boot time its lines reveal
         self.loose: list = []  # error-looking lines of the inputs' tails (resemble.Loose), in input order
+        self.join_left = JOIN_JOB_BYTES  # joined lines still to read (Source._read_joined)
         self.max_unpacked = max_unpacked
         self.max_members = max_members
 

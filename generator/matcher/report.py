@@ -388,6 +388,8 @@ def _details_text(fields: dict) -> str:
         parts.append(f"NVLink {nv['unit']} {nv['severity']} on link {nv['link']}")
     if "sxid" in fields:
         parts.append(f"SXid {fields['sxid']} on NVSwitch {fields.get('switch')}")
+    if "joined" in fields:
+        parts.append(f"a line wrapped in two, read with line {fields['joined']} joined to it")
     return ", ".join(parts)
 
 

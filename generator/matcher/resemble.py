@@ -31,6 +31,11 @@ a job is printed near its end; a pasted log is usually shorter than that), lines
 
 The index is built from the corpus with ``index_for`` and travels in rules.json, so the
 browser's log doctor runs the same comparison.
+
+Wrapped lines. The same tail serves one more reading before the comparison: a failure line
+that a terminal or a web page broke in two matches no signature on either half, so, while a
+job has no failure, each input's last lines are matched again with each two adjacent lines
+joined (``TailLines.joined``, read by ``job.Source``): a real signature match, not a lead.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 TAIL_BYTES = 1 << 20
+JOIN_BYTES = 256 << 10  # the end of the tail whose adjacent lines are also read joined (see TailLines.joined)
+JOIN_JOB_BYTES = 4 << 20  # ...and at most this much joined text per job, in input order (an archive of many logs)
 MAX_LINE_CHARS = 2000
 MAX_LINES = 1000  # per job, in input order
 MAX_RESULTS = 3
@@ -220,6 +227,35 @@ class TailLines:
         self.size += len(chunk.data)
         while len(self.chunks) > 1 and self.size - len(self.chunks[0].data) >= TAIL_BYTES:
             self.size -= len(self.chunks.popleft().data)
+
+    def joined(self, limit: int = JOIN_BYTES) -> tuple[bytes, list[int]]:
+        """Each two adjacent lines of the tail's end written as one (the first line's bytes, then
+        the second's), one per line, at most ``limit`` and JOIN_BYTES bytes (the last pairs), and
+        the number of each pair's first line: a message that a terminal, a forum or a web page
+        wrapped in two (``Loaded runtime CuDNN l`` / ``ibrary: 7.4.1 but source was compiled
+        with``) reads whole again. The chunks are kept for ``take``."""
+        out: list[bytes] = []
+        firsts: list[int] = []
+        budget = min(limit, JOIN_BYTES)
+        following = b""  # the line after the one looked at (from the next chunk at a chunk's end)
+        for chunk in reversed(self.chunks):
+            lines = chunk.data.split(b"\n")
+            if lines and not lines[-1]:
+                lines.pop()
+            for n in range(len(lines) - 1, -1, -1):
+                line = lines[n].rstrip(b"\r")
+                if line.strip() and following.strip() and len(line) + len(following) <= MAX_LINE_CHARS * 4:
+                    budget -= len(line) + len(following) + 1
+                    if budget < 0:
+                        break
+                    out.append(line + following)
+                    firsts.append(chunk.first_line + n)
+                following = line
+            if budget < 0:
+                break
+        out.reverse()
+        firsts.reverse()
+        return (b"\n".join(out) + b"\n" if out else b""), firsts
 
     def take(self, source: int, limit: int) -> list[Loose]:
         """The distinct error-looking lines of the tail, in input order, at most ``limit``
