@@ -14,6 +14,7 @@ from typing import Iterable, Iterator
 from generator.errors import Problem
 from generator.matcher import backtracking
 from generator.corpus.literals import MIN_LITERAL, compile_pattern, long_enough, parse, prefilter_literals
+from generator.matcher.native.bytepattern import Unsupported, to_bytes
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
 from generator.corpus.regex_budget import RegexTimeout, budget
 from generator.corpus.load import LoadedFile
@@ -180,8 +181,8 @@ class SignaturesLinear(Validator):
     """Patterns stay in a linear-time subset and carry a literal the prefilter can look for."""
 
     id = "KB023"
-    description = ("Patterns cannot backtrack catastrophically (KB023), contain a literal the prefilter uses (KB024) "
-                   "and do not nest too deeply (KB025).")
+    description = ("Patterns cannot backtrack catastrophically (KB023), contain a literal the prefilter uses (KB024), "
+                   "do not nest too deeply (KB025) and have a byte form for the Hyperscan prefilter (KB026).")
 
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         for i, sig in enumerate(_entry(f).signatures):
@@ -203,6 +204,11 @@ class SignaturesLinear(Validator):
             if not literals or not all(long_enough(lit) for lit in literals):
                 yield f.problem("KB024", f"signature '{sig.id}': pattern has no literal text of {MIN_LITERAL} or more "
                                 f"characters that every match contains", "signatures", i, "pattern")
+            try:
+                to_bytes(sig.pattern)
+            except Unsupported as exc:  # Hyperscan would scan for its literals only, never for the whole pattern
+                yield f.problem("KB026", f"signature '{sig.id}': pattern has no byte form for the Hyperscan prefilter ({exc})",
+                                "signatures", i, "pattern")
 
 
 class SafeMarkup(Validator):
