@@ -70,8 +70,10 @@ class Source:
         if self.kind != "pickle":
             self._chunks(self.reader.close())
             self._read_pending(0)
-            # the closest wording is only for a job without failures: once one is found (findings
-            # only grow) the tail is not read, which spares its decoding on most logs
+            # the tail serves only a job without failures (findings only grow): its lines read
+            # joined may still find one (a wrapped line); if not, its error-looking lines are
+            # kept for the closest wording. Once a failure is found the tail is not read, which
+            # spares its decoding on most logs
             if not self.job.tally.has_failure():
                 self._read_joined()
             room = MAX_LINES - len(self.job.loose)
