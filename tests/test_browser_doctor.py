@@ -407,3 +407,24 @@ def test_a_reworded_failure_gets_a_closest_wording_lead_like_the_cli(context, se
     assert "the remote process exited" in card.locator("pre").inner_text()
     assert "No known failure found" in page.locator(".kb-doctor__verdict").inner_text()
     assert watch.foreign == []
+
+
+def test_a_failure_line_wrapped_in_two_is_found_whole_like_the_cli(context, server, built_site: Path, tmp_path: Path) -> None:
+    """A message a web page broke mid-word is read with the next line joined: the same finding
+    and line as `kb diagnose`, and the card says the line was wrapped."""
+    ctx, watch = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    text = "[rank0]:     loss.backward()\n[rank0]: RuntimeError: CUDA error: an illegal memory acc\ness was encountered\n"
+    report = _diagnose(page, text)
+    assert [(f["id"], f["first_line"], f["fields"].get("joined")) for f in report["findings"]] == [
+        ("cuda-illegal-memory-access", 2, 3)]
+    log = tmp_path / "wrapped.log"
+    log.write_text(text, encoding="utf-8")
+    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
+    cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
+    assert _strip_urls(report) == _strip_urls(json.loads(cli.out))
+    card = page.locator(".kb-doctor__finding--root").first
+    assert "a line wrapped in two, read with line 3 joined to it" in card.locator(".kb-doctor__meta").first.inner_text()
+    assert "an illegal memory access was encountered" in card.locator("pre.kb-doctor__evidence").inner_text()
+    assert watch.foreign == []
