@@ -91,6 +91,14 @@ def _strip_urls(report: dict) -> dict:
             "sources": [{k: v for k, v in s.items() if k != "name"} for s in report["sources"]]}
 
 
+def _cli_report(log: Path, built_site: Path) -> dict:
+    """What `kb diagnose --format json` reports for ``log`` with the rules the built site's doctor loads."""
+    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
+    cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
+    assert cli.code == 0, cli.err
+    return json.loads(cli.out)
+
+
 def test_pasted_log_never_leaves_the_page(context, server) -> None:
     ctx, watch = context
     page = ctx.new_page()
@@ -125,14 +133,11 @@ def test_every_fixture_log_gives_the_same_findings_as_the_cli(context, server, b
     ctx, watch = context
     page = ctx.new_page()
     page.goto(server.url + "/diagnose/")
-    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
     logs = sorted(FIXTURES.glob("*.log"))
     assert len(logs) >= 40
     for log in logs:
         browser_report = _diagnose(page, log.read_text(encoding="utf-8"))
-        cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
-        assert cli.code == 0, cli.err
-        assert _strip_urls(browser_report) == _strip_urls(json.loads(cli.out)), log.name
+        assert _strip_urls(browser_report) == _strip_urls(_cli_report(log, built_site)), log.name
     assert watch.foreign == []
 
 
@@ -398,9 +403,7 @@ def test_a_reworded_failure_gets_a_closest_wording_lead_like_the_cli(context, se
     assert report["findings"] == [] and [r["id"] for r in report["resembles"]][:1] == ["nccl-remote-error"]
     log = tmp_path / "reworded.log"
     log.write_text(text, encoding="utf-8")
-    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
-    cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
-    assert _strip_urls(report) == _strip_urls(json.loads(cli.out))
+    assert _strip_urls(report) == _strip_urls(_cli_report(log, built_site))
     card = page.locator(".kb-doctor__finding--resembles").first
     assert "resembles" in card.locator(".kb-role").inner_text().lower()
     assert card.locator("a").get_attribute("href").endswith("entries/nccl-remote-error/")
@@ -421,9 +424,7 @@ def test_a_failure_line_wrapped_in_two_is_found_whole_like_the_cli(context, serv
         ("cuda-illegal-memory-access", 2, 3)]
     log = tmp_path / "wrapped.log"
     log.write_text(text, encoding="utf-8")
-    rules = next((built_site / "assets" / "doctor").glob("rules.*.json"))
-    cli = run_kb("diagnose", str(log), "--format", "json", "--rules", str(rules), cwd=ROOT)
-    assert _strip_urls(report) == _strip_urls(json.loads(cli.out))
+    assert _strip_urls(report) == _strip_urls(_cli_report(log, built_site))
     card = page.locator(".kb-doctor__finding--root").first
     assert "a line wrapped in two, read with line 3 joined to it" in card.locator(".kb-doctor__meta").first.inner_text()
     assert "an illegal memory access was encountered" in card.locator("pre.kb-doctor__evidence").inner_text()

@@ -113,6 +113,7 @@ def long_enough(literal: str) -> bool:
     core = literal.strip()
     return len(core) >= MIN_LITERAL or (len(core) >= 3 and len(core.encode("utf-8")) >= 2 * MIN_LITERAL)
 
+
 _PLAIN_WORD = re.compile(r"\s*[a-z]+\s*")
 # Words so frequent in healthy training, NCCL and kernel logs that scanning for them finds
 # a large share of lines; a signature is anchored on something rarer when it can be.
