@@ -43,6 +43,10 @@ RULES = [
      "the proposed id names the class of the entry deepspeed-zero-no-sync-unsupported, written in session 8's "
      "source sweep of DeepSpeed (ZeRO stage 2/3 refuses the no_sync context manager: 'no_sync context manager "
      "is incompatible with gradient partitioning')"),
+    (None, "tensorrt-engine-incompatible-device", "tensorrt-engine-cross-device-model-warning",
+     "both name a TensorRT engine used on a GPU other than the one it was built on: a different compute "
+     "capability is refused (the failure), a different model of the same capability loads with a warning "
+     "(the note, the only line when the run fails after it)"),
 ]
 
 
