@@ -303,6 +303,28 @@ def test_rules_are_rebuilt_when_an_entry_is_removed_or_changed_behind_them(tmp_p
     assert ensure_rules(None, entries, out)["entries"]["cuda-out-of-memory"]["severity"] == "low"
 
 
+def test_the_rules_stamp_changes_with_each_module_that_shapes_the_rules(tmp_path: Path) -> None:
+    """rules.json carries the closest-wording index (matcher/resemble.py's word list) and the
+    prefilter literals (corpus/literals.py): editing either must rebuild the rules, as editing an
+    entry does, or a checkout keeps matching with an index its code no longer reads."""
+    from generator.cli import diagnose
+
+    entries = _small_checkout(tmp_path) / "kb" / "entries"
+    base = diagnose.inputs_stamp(entries)
+    assert diagnose.inputs_stamp(entries) == base
+    package = ROOT / "generator"
+    for name in ("matcher/resemble.py", "corpus/literals.py", "exports/rules.py"):
+        assert name in diagnose.RULES_COMPILER
+        path = package / name
+        st = path.stat()
+        try:
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+            assert diagnose.inputs_stamp(entries) != base, name
+        finally:
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert diagnose.inputs_stamp(entries) == base
+
+
 def _small_checkout(tmp_path: Path) -> Path:
     """A checkout-shaped folder with three real entries under kb/entries (links to others dropped)."""
     entries = tmp_path / "kb" / "entries"

@@ -37,6 +37,16 @@ def test_words_keep_what_names_a_failure_and_drop_numbers_hex_and_log_furniture(
         == {"cusolver_status_invalid_value", "cusolverdnsgesvdj_buffersize"}
 
 
+def test_stack_trace_headers_are_furniture_and_lead_nowhere(real_diagnoser: Diagnoser) -> None:
+    """glog's and gdb's stack-trace headers end many C++ failures of every framework: they say
+    nothing about which one (a PaddlePaddle log got a vLLM lead from them)."""
+    assert words("*** Check failure stack trace: ***") == frozenset()
+    assert words("Stack trace (most recent call first): backtrace") == {"first"}
+    report = real_diagnoser.diagnose(io.BytesIO(b"F0315 10:01:02.123 12345 op.cc:42] Check failed: ok\n"
+                                                b"*** Check failure stack trace: ***\n"))
+    assert report["resembles"] == []
+
+
 def test_a_line_sharing_the_distinctive_words_of_an_example_resembles_its_entry() -> None:
     r = Resembler(INDEX)
     found = r.closest([Loose(0, 7, "RuntimeError: [enforce fail] Gloo connectFullMesh failed ...")])

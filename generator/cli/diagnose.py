@@ -92,16 +92,23 @@ def _stamp_file(out: Path) -> Path:
     return out.with_name(out.name + ".inputs")
 
 
+# The modules whose code shapes rules.json (the compiler, the prefilter literals, the Xid texts,
+# the closest-wording index and its word list): an edit to any of them makes the rules stale.
+RULES_COMPILER = ("exports/rules.py", "corpus/literals.py", "matcher/parse.py", "matcher/resemble.py")
+
+
 def inputs_stamp(entries: Path) -> str:
     """What the compiled rules were built from: the name, size and modification time of every
-    entry file and of the rules compiler. Unlike the newest modification time alone, it changes
+    entry file and of the rules compiler's modules (RULES_COMPILER). Unlike the newest modification time alone, it changes
     when an entry is removed or renamed, and when a file was edited while a build was reading."""
     digest = hashlib.sha256()
     for path in sorted(entries.rglob("*.yaml")):
         st = path.stat()
         digest.update(f"{path.relative_to(entries).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    code = (Path(__file__).parents[1] / "exports" / "rules.py").stat()
-    digest.update(f"rules.py\0{code.st_size}\0{code.st_mtime_ns}\n".encode())
+    package = Path(__file__).parents[1]
+    for name in RULES_COMPILER:
+        code = (package / name).stat()
+        digest.update(f"{name}\0{code.st_size}\0{code.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
