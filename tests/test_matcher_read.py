@@ -40,6 +40,28 @@ def test_clean_reads_typographic_quotes_as_plain_ones() -> None:
     assert clean(gcc.encode()).decode() == "/usr/lib/libstdc++.so.6: version 'GLIBCXX_3.4.30' not found — see 'ldd'…"
 
 
+def test_clean_reads_wide_and_no_break_spaces_as_plain_ones_and_drops_zero_width_ones() -> None:
+    """A log copied from a rendered page, a chat client or a word processor carries U+00A0 (and
+    thin, en, ideographic spaces) between words, and zero-width characters inside them."""
+    posted = "RuntimeError:\u00a0CUDA\u00a0error:\u2009out of\u202fmemory\u3000(x)\u200b!\ufeff\n"
+    assert clean(posted.encode()) == b"RuntimeError: CUDA error: out of memory (x)!\n"
+    dashes = "a \u2010 b \u2014 c \u2026\n"  # same lead bytes, not spaces: kept
+    assert clean(dashes.encode()).decode() == dashes
+
+
+def test_clean_decodes_html_character_references_once_and_never_adds_a_line() -> None:
+    page = b"could not select device driver &quot;&quot; with capabilities: [[gpu]] &lt;x&gt; &#39;a&#x27; &amp;lt;\n"
+    assert clean(page) == b"could not select device driver \"\" with capabilities: [[gpu]] <x> 'a' &lt;\n"
+    assert clean(b"one&#10;two&#0;three&#x85;four&nbsp;five&#55296;\n") == b"one two three four five \n"
+    assert clean(b"a && b; c &unknown; d &#12345678;\n") == b"a && b; c &unknown; d &#12345678;\n"
+
+
+def test_clean_removes_reply_quote_markers_at_a_line_start_only() -> None:
+    quoted = b"> RuntimeError: NCCL error\n>> Killed\n> > nested\n>\nplain > kept\n=>> PBS: job killed\n"
+    assert clean(quoted) == b"RuntimeError: NCCL error\nKilled\nnested\n\nplain > kept\n=>> PBS: job killed\n"
+    assert clean(b"&gt; quoted in page source\n") == b"quoted in page source\n"
+
+
 def test_line_numbers_survive_small_chunks() -> None:
     data = b"".join(b"line %d\n" % i for i in range(1, 101))
     lines, stats = _read(data, chunk_bytes=7)

@@ -1,7 +1,9 @@
 r"""Read a log of any size and content as line-aligned byte chunks, in constant memory.
 
 Whatever the bytes are, reading never fails: NUL bytes and ANSI colour or cursor codes are
-removed, invalid UTF-8 is left for the decoder to replace. Line numbers count LF-terminated
+removed, invalid UTF-8 is left for the decoder to replace. What a copy and paste adds is undone
+(``clean``): HTML character references, no-break spaces, zero-width characters, reply quote
+markers; a log pasted from a rendered page otherwise loses half its findings. Line numbers count LF-terminated
 lines from 1.
 
 Escaped text. An error that passed through several layers of JSON or Go quoting (runc inside
@@ -55,26 +57,71 @@ class InputStats:
 
 _TYPOGRAPHIC_QUOTES = (("\u201c".encode(), b'"'), ("\u201d".encode(), b'"'), ("\u2018".encode(), b"'"),
                        ("\u2019".encode(), b"'"))
+# Characters a web page, chat client or word processor puts in copied text: no-break, en/em,
+# thin, narrow no-break and ideographic spaces read as a plain space; zero-width ones and a
+# byte-order mark are dropped. A log pasted from a rendered page has U+00A0 between words.
+_NBSP = b"\xc2\xa0"
+_PASTE_CHARS = re.compile(rb"\xe2\x80[\x80-\x8d\xaf]|\xe2\x81[\x9f\xa0]|\xe3\x80\x80|\xef\xbb\xbf")
+_ZERO_WIDTH = frozenset((b"\xe2\x80\x8b", b"\xe2\x80\x8c", b"\xe2\x80\x8d", b"\xe2\x81\xa0", b"\xef\xbb\xbf"))
+# HTML character references left in text copied from page source, a mail or an API response.
+# Decoded once (``&amp;lt;`` reads as ``&lt;``); a control character never becomes one (a
+# reference to LF must not add a line), it reads as a space.
+_HTML_REF = re.compile(rb"&(?:(lt|gt|amp|quot|apos|nbsp)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_NAMED_REFS = {b"lt": b"<", b"gt": b">", b"amp": b"&", b"quot": b'"', b"apos": b"'", b"nbsp": b" "}
+# Quote markers at the start of a line: a log quoted in a reply ("> ", "> > ", ">> ").
+QUOTE_LOOK_BYTES = 64 << 10
+_QUOTE_MARKS = re.compile(rb"(?m)^(?:>[ \t]?)+")
+
+
+def _paste_char(m: re.Match) -> bytes:
+    return b"" if m.group() in _ZERO_WIDTH else b" "
+
+
+def _html_ref(m: re.Match) -> bytes:
+    if m.group(1):
+        return _NAMED_REFS[m.group(1)]
+    cp = int(m.group(2), 10) if m.group(2) else int(m.group(3), 16)
+    if cp < 0x20 or 0x7F <= cp < 0xA0 or 0xD800 <= cp < 0xE000 or cp > 0x10FFFF:
+        return b" "
+    return b" " if cp == 0xA0 else chr(cp).encode()
 
 
 def clean(data: bytes) -> bytes:
     """Remove what is not log text: NUL bytes and ANSI escape sequences; read a run of
     backslashes (layers of quoting) as one, and typographic quotes as plain ones (gcc in a
     UTF-8 locale prints ‘…’, forums and word processors turn "…" into “…”), so a signature
-    written with plain quotes reads every copy.
+    written with plain quotes reads every copy. Text a paste picked up on the way is read as the
+    tool printed it: HTML character references decoded once, no-break and other wide spaces as
+    a plain space, zero-width characters dropped, quote markers at a line's start (a log quoted
+    in a reply) removed.
 
     CR is left in place: the matcher splits lines on it (progress bars redraw with bare CR,
     Windows lines end in CR LF), which handles both without copying the whole chunk.
     """
+    # Searching for one byte is a memchr; for two or more it is several times slower, so each
+    # longer search waits behind a one-byte one that can rule it out.
     if b"\x00" in data:
         data = data.replace(b"\x00", b"")
     if b"\x1b" in data:
         data = _ANSI.sub(b"", data)
-    if b"\\\\" in data:
+    if b"&" in data and b";" in data:
+        data = _HTML_REF.sub(_html_ref, data)
+    if b"\\" in data and b"\\\\" in data:
         data = _BACKSLASH_RUN.sub(rb"\\", data)
-    if b"\xe2\x80" in data:  # the lead bytes the four quotes share (also dashes, ellipses)
-        for curly, plain in _TYPOGRAPHIC_QUOTES:
-            data = data.replace(curly, plain)
+    if b"\xc2" in data and _NBSP in data:
+        data = data.replace(_NBSP, b" ")
+    if b"\xe2" in data:
+        if b"\xe2\x80" in data:  # the lead bytes the four quotes share (also dashes, ellipses, spaces)
+            for curly, plain in _TYPOGRAPHIC_QUOTES:
+                data = data.replace(curly, plain)
+            data = _PASTE_CHARS.sub(_paste_char, data)
+        elif b"\xe2\x81" in data:
+            data = _PASTE_CHARS.sub(_paste_char, data)
+    if (b"\xe3" in data and b"\xe3\x80\x80" in data) or (b"\xef" in data and b"\xef\xbb\xbf" in data):
+        data = _PASTE_CHARS.sub(_paste_char, data)
+    # a quoted reply is a paste, quoted from its first lines: only its head is searched
+    if data[:1] == b">" or b"\n>" in data[:QUOTE_LOOK_BYTES]:
+        data = _QUOTE_MARKS.sub(b"", data)
     return data
 
 
