@@ -93,8 +93,10 @@ def _stamp_file(out: Path) -> Path:
 
 
 # The modules whose code shapes rules.json (the compiler, the prefilter literals, the Xid texts,
-# the closest-wording index and its word list): an edit to any of them makes the rules stale.
-RULES_COMPILER = ("exports/rules.py", "corpus/literals.py", "matcher/parse.py", "matcher/resemble.py")
+# the heads an anchored pattern may follow, the closest-wording index and its word list): an edit
+# to any of them makes the rules stale.
+RULES_COMPILER = ("exports/rules.py", "exports/line_heads.py", "corpus/literals.py", "matcher/parse.py",
+                  "matcher/resemble.py")
 
 
 def inputs_stamp(entries: Path) -> str:

@@ -20,6 +20,7 @@ from generator.errors import InputError
 from generator.corpus.validated import Corpus
 from generator.corpus.literals import COMMON_WORDS, long_enough, prefilter_literals, rarity, required_runs
 from generator.corpus.model import Entry
+from generator.exports.line_heads import behind_line_heads
 from generator.matcher.parse import XID_TEXTS
 from generator.matcher.resemble import index_for
 
@@ -65,7 +66,7 @@ def compile_rules(corpus: Corpus) -> dict:
             signatures.append({
                 "entry": e.id,
                 "id": sig.id,
-                "pattern": sig.pattern,
+                "pattern": behind_line_heads(sig.pattern),  # an anchored one also reads behind a line's head
                 "literals": literals,
                 "ignore_case": ignore_case,
                 # one required literal: any word of it may serve as the anchor; several: all of them
