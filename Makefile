@@ -65,6 +65,7 @@ bench: setup browser
 	$(BIN)/python bench/hostile_bench.py
 	$(BIN)/python bench/job_bench.py
 	$(BIN)/python bench/field_eval.py
+	$(BIN)/python bench/paste_eval.py
 
 clean:
 	rm -rf site bench/out docs/entries docs/categories docs/xid docs/index.md docs/data
