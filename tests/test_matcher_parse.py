@@ -20,6 +20,9 @@ from conftest import ROOT
         ("[2024-08-30T13:43:09+02:00] slurmstepd: error", "wall", 1725018189.0),
         ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog", "wall-noyear", None),
         ("Feb 15 17:37:45 gpu-node-a kernel: [82659.755847] NVRM: Xid", "wall-noyear", None),
+        # pasted as a Markdown code block: indented four spaces or a tab
+        ("    [1084456.074562] NVRM: Xid (PCI:0000:09:00): 79", "uptime", 1084456.074562),
+        ("\tFeb 15 17:37:45 gpu-node-a kernel: NVRM: Xid", "wall-noyear", None),
     ],
 )
 def test_timestamps(line: str, kind: str, seconds: float | None) -> None:

@@ -73,6 +73,7 @@ class Context:
 
 
 def parse_time(line: str) -> tuple[str, float] | None:
+    line = line.lstrip(" \t")  # a log pasted as a Markdown code block is indented
     if line.startswith("{") and "__REALTIME_TIMESTAMP" in line:
         m = _JOURNAL_TIME.search(line)
         if m:
