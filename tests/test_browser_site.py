@@ -62,7 +62,9 @@ def _codes(page) -> list[int]:
 
 
 def _compare_ready(page, n: int) -> None:
-    page.wait_for_function(f"document.querySelectorAll('.kb-xid__compare thead th a').length === {n}")
+    # a function, not an expression: Playwright polls an expression with eval(), which the
+    # site's CSP refuses; the wait then fails whenever the panel is not ready at the first look
+    page.wait_for_function(f"() => document.querySelectorAll('.kb-xid__compare thead th a').length === {n}")
 
 
 def test_xid_table_sorts_filters_compares_and_keeps_state_in_the_url(open_page) -> None:
