@@ -62,8 +62,7 @@ def _pasted(text: str, how: str) -> str:
         return text.replace(" ", "\u00a0")
     if how == "reply quote":  # quoted in a reply or a mail
         return "".join("> " + line for line in text.splitlines(True))
-    # a reply's source: quoted, then HTML-escaped
-    quoted = "".join("> " + line for line in text.splitlines(True))
+    quoted = _pasted(text, "reply quote")  # a reply's source: quoted, then HTML-escaped
     return quoted.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
 
 

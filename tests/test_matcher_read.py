@@ -49,6 +49,19 @@ def test_clean_reads_wide_and_no_break_spaces_as_plain_ones_and_drops_zero_width
     assert clean(dashes.encode()).decode() == dashes
 
 
+def test_every_character_the_paste_patterns_find_has_a_replacement() -> None:
+    """clean() looks characters up by what its patterns matched: a byte form one finds and the
+    table lacks would stop reading the log with a KeyError."""
+    from generator.matcher.read import _PASTE_CHARS, _PASTE_E280, _PASTE_OTHER
+
+    for lead in (b"\xe2\x80", b"\xe2\x81", b"\xe3\x80", b"\xef\xbb"):
+        for last in range(0x80, 0xC0):
+            char = lead + bytes([last])
+            if _PASTE_E280.fullmatch(char) or _PASTE_OTHER.fullmatch(char):
+                assert char in _PASTE_CHARS, char
+    assert clean("\u2018a\u2019 \u201cb\u201d\u2003c\u200dd\n".encode()) == b"'a' \"b\" cd\n"
+
+
 def test_clean_decodes_html_character_references_once_and_never_adds_a_line() -> None:
     page = b"could not select device driver &quot;&quot; with capabilities: [[gpu]] &lt;x&gt; &#39;a&#x27; &amp;lt;\n"
     assert clean(page) == b"could not select device driver \"\" with capabilities: [[gpu]] <x> 'a' &lt;\n"

@@ -8,8 +8,8 @@ Compose the service (``trainer-1  | ``), ``kubectl logs --prefix`` the pod, the 
 writes ``<time> stderr F `` before each line of its log files, journald and syslog their header,
 dmesg its uptime, mpirun ``[1,3]<stderr>:``, Slurm and others a bracketed time.
 
-When the rules are compiled, a leading ``^`` becomes ``^`` followed by at most three such heads,
-so the anchored signature reads the line behind them and still refuses the word inside a
+When the rules are compiled, a leading ``^`` becomes ``^`` followed by at most one transport head
+and one process tag, so the anchored signature reads the line behind them and still refuses the word inside a
 sentence. The heads are written tight (fixed shapes, small bounded repeats) so that they neither
 backtrack nor widen what a signature accepts beyond these transports.
 """

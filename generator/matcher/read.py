@@ -3,8 +3,8 @@ r"""Read a log of any size and content as line-aligned byte chunks, in constant 
 Whatever the bytes are, reading never fails: NUL bytes and ANSI colour or cursor codes are
 removed, invalid UTF-8 is left for the decoder to replace. What a copy and paste adds is undone
 (``clean``): HTML character references, no-break spaces, zero-width characters, reply quote
-markers; a log pasted from a rendered page otherwise loses half its findings. Line numbers count LF-terminated
-lines from 1.
+markers; a log pasted from a rendered page otherwise loses half its findings. Line numbers
+count LF-terminated lines from 1.
 
 Escaped text. An error that passed through several layers of JSON or Go quoting (runc inside
 containerd inside Docker, a structured log holding a Windows path) arrives with runs of
@@ -55,17 +55,20 @@ class InputStats:
     cut_lines: int = 0  # stretches without CR or LF longer than MAX_LINE_BYTES: only their ends were matched
 
 
-_TYPOGRAPHIC_QUOTES = (("\u201c".encode(), b'"'), ("\u201d".encode(), b'"'), ("\u2018".encode(), b"'"),
-                       ("\u2019".encode(), b"'"))
-# Characters a web page, chat client or word processor puts in copied text: no-break, en/em,
-# thin, narrow no-break and ideographic spaces read as a plain space; zero-width ones and a
-# byte-order mark are dropped. A log pasted from a rendered page has U+00A0 between words.
+# Characters a web page, chat client, word processor or gcc's UTF-8 locale puts in text, read as
+# the plain ones signatures are written with: typographic quotes as ASCII quotes; no-break,
+# en/em, thin, narrow no-break and ideographic spaces as a space; zero-width characters and a
+# byte-order mark dropped. A log pasted from a rendered page has U+00A0 between words.
 _NBSP = b"\xc2\xa0"
+_PASTE_CHARS = {
+    "\u201c".encode(): b'"', "\u201d".encode(): b'"', "\u2018".encode(): b"'", "\u2019".encode(): b"'",
+    **{chr(cp).encode(): b" " for cp in (*range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)},
+    **{chr(cp).encode(): b"" for cp in (0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)},
+}
 # one pattern per lead: a pattern that starts with a fixed run of bytes is searched for that
 # run (fast), an alternation of different first bytes is tried at every position (20x slower)
-_PASTE_E280 = re.compile(rb"\xe2\x80[\x80-\x8d\xaf]")
+_PASTE_E280 = re.compile(rb"\xe2\x80[\x80-\x8d\x98\x99\x9c\x9d\xaf]")
 _PASTE_OTHER = re.compile(rb"\xe2\x81[\x9f\xa0]|\xe3\x80\x80|\xef\xbb\xbf")
-_ZERO_WIDTH = frozenset((b"\xe2\x80\x8b", b"\xe2\x80\x8c", b"\xe2\x80\x8d", b"\xe2\x81\xa0", b"\xef\xbb\xbf"))
 # HTML character references left in text copied from page source, a mail or an API response.
 # Decoded once (``&amp;lt;`` reads as ``&lt;``); a control character never becomes one (a
 # reference to LF must not add a line), it reads as a space.
@@ -78,7 +81,7 @@ _LEADING_QUOTE_MARKS = re.compile(rb"(?:>[ \t]?)+")
 
 
 def _paste_char(m: re.Match) -> bytes:
-    return b"" if m.group() in _ZERO_WIDTH else b" "
+    return _PASTE_CHARS[m.group()]
 
 
 def _html_ref(m: re.Match) -> bytes:
@@ -114,15 +117,10 @@ def clean(data: bytes) -> bytes:
         data = _BACKSLASH_RUN.sub(rb"\\", data)
     if b"\xc2" in data and _NBSP in data:
         data = data.replace(_NBSP, b" ")
-    if b"\xe2" in data:
-        if b"\xe2\x80" in data:  # the lead bytes the four quotes share (also dashes, ellipses, spaces)
-            for curly, plain in _TYPOGRAPHIC_QUOTES:
-                data = data.replace(curly, plain)
-            data = _PASTE_E280.sub(_paste_char, data)
-        other = b"\xe2\x81" in data
-    else:
-        other = False
-    if other or (b"\xe3" in data and b"\xe3\x80\x80" in data) or (b"\xef" in data and b"\xef\xbb\xbf" in data):
+    if b"\xe2" in data and b"\xe2\x80" in data:  # the quotes' and most spaces' lead bytes (also dashes)
+        data = _PASTE_E280.sub(_paste_char, data)
+    if ((b"\xe2" in data and b"\xe2\x81" in data) or (b"\xe3" in data and b"\xe3\x80\x80" in data)
+            or (b"\xef" in data and b"\xef\xbb\xbf" in data)):
         data = _PASTE_OTHER.sub(_paste_char, data)
     # a quoted reply is a paste, quoted from its first lines: only its head is searched
     if data[:1] == b">" or b"\n>" in data[:QUOTE_LOOK_BYTES]:
