@@ -111,3 +111,20 @@ def test_the_exports_are_published_with_the_site_and_documented(built_site: Path
     page = (ROOT / "docs" / "data.md").read_text(encoding="utf-8")
     assert "npd-gpu-monitor.json" in page and "loki-gpu-rules.yaml" in page and "DaemonSet" in page
     assert f'"{fx.PUBLIC_SITE}"' in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_anchored_signatures_read_behind_line_heads_as_rules_json_does() -> None:
+    """A pod's stream carries launcher tags: an anchored signature must still fire there, not on the word mid-sentence."""
+    loki = {r["alert"]: r["expr"] for g in LOKI["groups"] for r in g["rules"]}
+    anchored = [(e, sig) for e in CORPUS.entries for sig in e.signatures if sig.pattern.startswith("^")]
+    assert len(anchored) > 10
+    for e, sig in anchored:
+        expr = loki[f"Gpu{fx._camel(e.id)}{fx._camel(sig.id)}"]
+        regex = expr.split("|~ ", 1)[1].rsplit(" [5m]", 1)[0]
+        regex = regex[1:-1] if regex.startswith("`") else json.loads(regex)
+        for ex in sig.examples:
+            bare = ex.line.lstrip()
+            for head in ("[rank3]: ", "2026-12-03T04:10:11.123456789Z stderr F ", "trainer-1  | [default0]: "):
+                assert re2.search(regex, head + bare), (e.id, sig.id, head + bare[:60])
+        for counter in sig.counter_examples:
+            assert not re2.search(regex, "note: " + counter.lstrip()), (e.id, sig.id, counter[:60])

@@ -16,6 +16,10 @@ so nobody copies a regex by hand:
   host, on the kernel stream for kernel-side rules and on the job stream for the others;
   labels ``severity`` and ``atlas_entry``, the entry's page in the annotations.
 
+Each signature is exported in the form rules.json carries (``behind_line_heads``): an anchored
+one also reads a line behind a transport head and a process tag (``[rank3]: Killed`` in a pod's
+stream), so ``kb diagnose``, the log doctor and the fleet rules agree on what a line is.
+
 Both systems use RE2: every pattern is exported only if RE2 can run it (checked at build time
 when the ``re2`` module is installed, and by the tests always).
 """
@@ -28,6 +32,7 @@ import re
 
 from generator import __version__
 from generator.corpus.validated import Corpus
+from generator.exports.line_heads import behind_line_heads
 from generator.exports.rules import compile_rules
 from generator.corpus.model import Entry
 
@@ -96,7 +101,8 @@ def _rules(corpus: Corpus) -> list[tuple[Entry, str, str, bool]]:
             out.append((corpus.by_id[eid], _camel(eid), pattern, True))
     for e in corpus.entries:
         for sig in e.signatures:
-            out.append((e, f"{_camel(e.id)}{_camel(sig.id)}", sig.pattern, is_kernel_side(e, sig.pattern)))
+            out.append((e, f"{_camel(e.id)}{_camel(sig.id)}", behind_line_heads(sig.pattern),
+                        is_kernel_side(e, sig.pattern)))
     return out
 
 
