@@ -79,6 +79,68 @@ def test_a_pasted_copy_reads_as_the_log_itself(real_diagnoser: Diagnoser, how: s
     assert [f["id"] for f in killed["findings"]] == ["host-oom-kill"]
 
 
+FIELD_DEV = ROOT / "tests" / "fixtures" / "field" / "dev" / "cases"
+
+
+def _wrapped(text: str, width: int = 80) -> str:
+    """As a terminal or a mail client hard-wraps: every line cut into rows of ``width`` characters."""
+    return "".join("".join(line[i:i + width] + "\n" for i in range(0, max(len(line), 1), width))
+                   for line in text.splitlines())
+
+
+# dev field cases that bench/paste_eval.py lost when hard-wrapped at 80 columns (25 of 582 before
+# the wrap was read), each a failure line cut in two or three
+WRAP_LOST = ("nccl-009", "serving-008", "serving-010", "containers-402", "launchers-403", "jax-tf-406",
+             "host-1302", "nccl-1510", "containers-1613")
+# ...and when the whole log came JSON-escaped on one line (28 lost before)
+ESCAPED_LOST = ("host-103", "driver-402", "nccl-407", "containers-902", "host-1004", "nccl-1110", "cuda-1510",
+                "launchers-1508")
+
+
+@pytest.mark.parametrize("case", WRAP_LOST)
+def test_a_hard_wrapped_log_reads_as_the_log_itself(real_diagnoser: Diagnoser, case: str) -> None:
+    text = (FIELD_DEV / f"{case}.log").read_text(encoding="utf-8", errors="replace")
+    plain = real_diagnoser.diagnose_text(text)
+    wrapped = real_diagnoser.diagnose_text(_wrapped(text))
+    first = lambda r: ([f["id"] for f in r["findings"] if f["role"] != "info"] or  # noqa: E731
+                       [f["id"] for f in r["findings"]] or [r["id"] for r in r["resembles"]])[:1]
+    assert first(plain) and first(wrapped) == first(plain), (case, first(plain), first(wrapped))
+
+
+@pytest.mark.parametrize("case", ESCAPED_LOST)
+def test_a_log_escaped_onto_one_line_reads_as_the_log_itself(real_diagnoser: Diagnoser, case: str) -> None:
+    text = (FIELD_DEV / f"{case}.log").read_text(encoding="utf-8", errors="replace")
+    plain = real_diagnoser.diagnose_text(text)
+    escaped = real_diagnoser.diagnose_text(text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + "\n")
+    first = lambda r: ([f["id"] for f in r["findings"] if f["role"] != "info"] or  # noqa: E731
+                       [r["id"] for r in r["resembles"]])[:1]
+    assert first(plain) and first(escaped) == first(plain), (case, first(plain), first(escaped))
+    assert all(f["first_line"] == 1 for f in escaped["findings"])  # the input's one line
+
+
+def test_a_table_of_fixed_width_or_a_repeated_line_is_not_read_as_wrapped(real_diagnoser: Diagnoser) -> None:
+    """Rows that fill one width but end at a border, or one line repeated, are no hard wrap:
+    reading them joined would glue unrelated lines."""
+    from generator.matcher.read import Chunk
+    from generator.matcher.resemble import TailLines
+
+    def width(text: str) -> int:
+        tail = TailLines()
+        tail.add(Chunk(text.encode(), 1))
+        return tail.wrap_width()
+
+    smi = ("+-----------------------------------------------------------------------------+\n"
+           "| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n"
+           "|-------------------------------+----------------------+----------------------+\n"
+           "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n")
+    assert width(smi) == 0
+    repeated = "W1203 warn: some setting is deprecated and will be removed in a future release of this\n" * 6
+    assert width(repeated) == 0
+    cut = _wrapped("RuntimeError: CUDA error: an illegal memory access was encountered while launching the kernel "
+                   "named flash_fwd_kernel on device 0 of this node after step 1200\nnext\n")
+    assert width(cut) == 80
+
+
 @pytest.mark.parametrize("re2", [False, True] if available() else [False])
 def test_root_cause_leads_and_collateral_follows(rules: dict, re2: bool) -> None:
     report = _diagnose(rules, CASCADE, re2)

@@ -117,3 +117,19 @@ def test_a_line_emptied_by_its_carriage_return_split_still_counts() -> None:
     """Found by fuzzing: a 64 KiB stretch, then only a CR, fed a byte at a time, was no line."""
     lines, stats = _read(b"x" * MAX_LINE_BYTES + b"\r", chunk_bytes=1)
     assert stats.lines == 1 and {n for n, _ in lines} == {1}
+
+
+def test_a_line_holding_a_whole_escaped_log_reads_as_its_lines_under_its_own_number() -> None:
+    """A termination message, a structured log's field or an exception's repr carries a log with
+    its breaks escaped: the breaks read as CR (the matcher's segments), tabs and quotes plainly;
+    a line with fewer than three escaped breaks (a record's trailing newline, a Windows path) is
+    left as it is."""
+    escaped = b'{"msg": "Traceback:\\n  File \\"t.py\\", line 3\\n\\tx()\\nRuntimeError: boom\\n"}\n'
+    assert clean(escaped) == escaped[:-1] + b"\r" + b'{"msg": "Traceback:\r  File "t.py", line 3\r\tx()\rRuntimeError: boom\r"}\n'
+    path = b"C:\\nvidia\\nvcc\\bin\\nvcc.exe not found\n"  # three breaks, each followed by a letter
+    assert clean(path) == path
+    record = b'{"log":"step 1 loss 0.2\\n","stream":"stderr"}\n'
+    assert clean(record) == record
+    stats = InputStats()
+    got = list(chunks(io.BytesIO(b"first\n" + escaped + b"last\n"), stats))
+    assert stats.lines == 3 and got[0].line_at(got[0].data.index(b"RuntimeError")) == 2

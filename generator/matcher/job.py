@@ -74,13 +74,16 @@ class Source:
             # joined may still find one (a wrapped line); if not, its error-looking lines are
             # kept for the closest wording. Once a failure is found the tail is not read, which
             # spares its decoding on most logs
-            if not self.job.tally.has_failure():
-                self._read_joined()
+            width = self.tail.wrap_width()
+            if width:  # hard-wrapped: its cut lines are read whole, whatever was found already
+                self._read_joined(*self.tail.unwrapped(width, self.job.join_left), new_only=True)
+            elif not self.job.tally.has_failure():
+                self._read_joined(*self.tail.joined(self.job.join_left))
             room = MAX_LINES - len(self.job.loose)
             if self.job.tally.has_failure():
                 self.job.loose = []
             elif room > 0:
-                self.job.loose.extend(self.tail.take(self.index, room))
+                self.job.loose.extend(self.tail.take(self.index, room, width))
             self.tail = TailLines()
         if self.kind == "pickle":
             self._flight_recorder(lambda: load_plain_pickle(bytes(self.dump)))
@@ -88,12 +91,14 @@ class Source:
             self._flight_recorder(lambda: read_json_dump(bytes(self.dump)))
         self.dump = bytearray()
 
-    def _read_joined(self) -> None:
-        """With no failure found so far, read the end of this input again with each two adjacent
-        lines joined (TailLines.joined): a failure line wrapped in two is found whole. Only
-        failures count from these lines (a note matched here was matched on its own line), and a
-        hit keeps the first line's number with the second in ``fields["joined"]``."""
-        data, firsts = self.tail.joined(self.job.join_left)
+    def _read_joined(self, data: bytes, firsts: list[int], new_only: bool = False) -> None:
+        """Read lines written whole again: with no failure found so far, the end of this input
+        with each two adjacent lines joined (TailLines.joined: a failure line wrapped in two is
+        found whole; only failures count, a note matched here was matched on its own line); in a
+        hard-wrapped input, every line the wrap cut (TailLines.unwrapped), where ``new_only``
+        keeps only findings, failures or notes, not found yet (a row that holds the whole match
+        was read as it is). A hit keeps the first line's number with the second in
+        ``fields["joined"]``."""
         self.job.join_left -= len(data)
         if not data:
             return
@@ -102,7 +107,7 @@ class Source:
         for found in matcher.hits_in(Chunk(data, 0), candidates):
             hits = [found.hit(item) for item in found.known] if type(found) is Repeat else [found]
             for hit in hits:
-                if hit.entry in matcher.notes:
+                if (hit.entry in self.job.tally.findings) if new_only else hit.entry in matcher.notes:
                     continue
                 hit.settle()
                 hit.line = firsts[hit.line]

@@ -74,6 +74,12 @@ _PASTE_OTHER = re.compile(rb"\xe2\x81[\x9f\xa0]|\xe3\x80\x80|\xef\xbb\xbf")
 # reference to LF must not add a line), it reads as a space.
 _HTML_REF = re.compile(rb"&(?:(lt|gt|amp|quot|apos|nbsp)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
 _NAMED_REFS = {b"lt": b"<", b"gt": b">", b"amp": b"&", b"quot": b'"', b"apos": b"'", b"nbsp": b" "}
+# Escaped line breaks (_unescape_lines): how many make a line a whole escaped log, and what
+# each escape reads as (CR: a break the matcher splits at without adding a line)
+ESCAPED_BREAKS = 3
+_ESCAPED = re.compile(rb'\\[nrt"]')
+_LOG_BREAK = re.compile(rb'\\n(?:[ \t\[\]"\'\\0-9(<]|$)', re.M)
+_ESCAPES = {b"\\n": b"\r", b"\\r": b"\r", b"\\t": b"\t", b'\\"': b'"'}
 # Quote markers at the start of a line: a log quoted in a reply ("> ", "> > ", ">> ").
 QUOTE_LOOK_BYTES = 64 << 10
 _QUOTE_MARKS = re.compile(rb"\n(?:>[ \t]?)+")  # after an LF: searched for "\n>" (fast), not at every position
@@ -91,6 +97,36 @@ def _html_ref(m: re.Match) -> bytes:
     if cp < 0x20 or 0x7F <= cp < 0xA0 or 0xD800 <= cp < 0xE000 or cp > 0x10FFFF:
         return b" "
     return b" " if cp == 0xA0 else chr(cp).encode()
+
+
+def _unescape_lines(data: bytes) -> bytes:
+    """Lines that hold a whole log JSON- or Python-escaped (``\\n`` between its lines: a
+    termination message, a structured log's field, an exception's repr) read as that log: the
+    line is followed (after a CR) by a copy where each escaped break is a CR, an escaped tab a
+    tab, an escaped quote a quote, so the matcher reads the line as printed, then its pieces one
+    by one, all under the line's own number (line numbers still count the input's own lines).
+    The line as printed stays: a signature may be written for the escaped form (mig-parted logs
+    the reset tool's report as ``msg="\\nThe following GPUs...``). Only a line with at least
+    ``ESCAPED_BREAKS`` escaped breaks, one of them followed by what starts or ends a log line (a
+    blank, an indent, a bracket, a quote, a digit, the line's end), is read so: one or two are a
+    record's trailing newline, and a Windows path's ``\\nvidia\\nvcc`` is followed by letters."""
+    out: list[bytes] = []
+    done = 0
+    at = data.find(b"\\n")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        if data.count(b"\\n", at, end) >= ESCAPED_BREAKS and _LOG_BREAK.search(data, at, end + 1):
+            line = data[start:end]
+            out += [data[done:start], line, b"\r", _ESCAPED.sub(_unescaped, line)]
+            done = end
+        at = data.find(b"\\n", end)
+    return b"".join(out) + data[done:] if out else data
+
+
+def _unescaped(m: re.Match) -> bytes:
+    return _ESCAPES[m.group()]
 
 
 def clean(data: bytes) -> bytes:
@@ -122,6 +158,8 @@ def clean(data: bytes) -> bytes:
     if ((b"\xe2" in data and b"\xe2\x81" in data) or (b"\xe3" in data and b"\xe3\x80\x80" in data)
             or (b"\xef" in data and b"\xef\xbb\xbf" in data)):
         data = _PASTE_OTHER.sub(_paste_char, data)
+    if b"\\" in data and b"\\n" in data:
+        data = _unescape_lines(data)
     # a quoted reply is a paste, quoted from its first lines: only its head is searched
     if data[:1] == b">" or b"\n>" in data[:QUOTE_LOOK_BYTES]:
         data = _QUOTE_MARKS.sub(b"\n", data)

@@ -45,11 +45,19 @@ import re
 import sys
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 TAIL_BYTES = 1 << 20
 JOIN_BYTES = 256 << 10  # the end of the tail whose adjacent lines are also read joined (see TailLines.joined)
 JOIN_JOB_BYTES = 4 << 20  # ...and at most this much joined text per job, in input order (an archive of many logs)
+# hard wrapping (TailLines.wrap_width): the widths a terminal, a mail or a page wraps at, and
+# how many full-width rows, and rows cut inside a word, show it
+WRAP_MIN_WIDTH, WRAP_MAX_WIDTH = 40, 400
+WRAP_MIN_ROWS, WRAP_MIN_SPLITS = 2, 1
+WRAP_COLUMNS = frozenset((72, 76, 78, 79, 80, 100, 120, 132))
+# a row counts as cut when it is this close to the width: reading shortens a row that held a run
+# of backslashes or an HTML reference (read.clean), which would otherwise end the line there
+WRAP_SLACK = 8
 MAX_LINE_CHARS = 2000
 MAX_LINES = 1000  # per job, in input order
 MAX_RESULTS = 3
@@ -258,25 +266,100 @@ class TailLines:
         firsts.reverse()
         return (b"\n".join(out) + b"\n" if out else b""), firsts
 
-    def take(self, source: int, limit: int) -> list[Loose]:
-        """The distinct error-looking lines of the tail, in input order, at most ``limit``
-        (the last ones when there are more); the chunks are let go."""
-        picked: deque[Loose] = deque(maxlen=max(0, limit))
-        seen: set[frozenset[str]] = set()
+    def wrap_width(self) -> int:
+        """The column a terminal or a page hard-wrapped this input at, or 0 when it was not.
+
+        Hard wrapping cuts every line longer than the width into rows of exactly that width
+        (in characters), wherever the cut falls, inside a word as often as not. So: no line is
+        longer than the widest, at least ``WRAP_MIN_ROWS`` different rows have that width, and at
+        least ``WRAP_MIN_SPLITS`` of them end inside a word that the next row continues (a
+        small letter on both sides of the cut: a log line seldom starts with one, and lines of
+        one template that share the widest width end in digits or capitals as often as not): a
+        two-line paste of one long error is enough. One row cut inside a word is enough at a
+        width terminals and mail clients wrap at (``WRAP_COLUMNS``): a one-line error wrapped in
+        two. A table that fills a fixed width (nvidia-smi, ibstat) ends its rows with a border or
+        a space, not inside a word."""
+        rows = [line.rstrip(b"\r").decode("utf-8", errors="replace")
+                for chunk in self.chunks for line in chunk.data.split(b"\n")]
+        width = max((len(r) for r in rows), default=0)
+        if not WRAP_MIN_WIDTH <= width <= WRAP_MAX_WIDTH:
+            return 0
+        full: set[str] = set()
+        splits = 0
+        for row, following in zip(rows, rows[1:]):
+            if len(row) == width and row not in full:  # a line repeated whole is no sign of a wrap
+                full.add(row)
+                splits += row[-1:].islower() and following[:1].islower()
+        if splits < WRAP_MIN_SPLITS:
+            return 0
+        return width if len(full) >= WRAP_MIN_ROWS or width in WRAP_COLUMNS else 0
+
+    def unwrapped(self, width: int, limit: int) -> tuple[bytes, list[int]]:
+        """The tail's lines that a hard wrap at ``width`` cut, written whole again (each row of
+        about that width, ``WRAP_SLACK``, joined with the rows that follow it up to a shorter one,
+        once glued and once with a space between rows), one per line, at most ``limit`` bytes,
+        with the number of each one's first row."""
+        out: list[bytes] = []
+        firsts: list[int] = []
+        for number, rows in self._lines(width):
+            if len(rows) > 1:
+                # a cut inside a word is undone by gluing the rows; a wrap at a word's end took the
+                # space with it: both are read
+                for whole in (b"".join(rows), b" ".join(rows)):
+                    limit -= len(whole) + 1
+                    if limit < 0:
+                        return (b"\n".join(out) + b"\n" if out else b""), firsts
+                    out.append(whole)
+                    firsts.append(number)
+        return (b"\n".join(out) + b"\n" if out else b""), firsts
+
+    def _lines(self, width: int = 0) -> Iterator[tuple[int, list[bytes]]]:
+        """(number, rows) of each line of the tail (from its first whole line): one row, or with
+        ``width`` each row of about that width and the rows it runs on into (``wrap_width``)."""
         skip = max(0, self.size - TAIL_BYTES)  # bytes of the first chunks that lie before the tail
+        run: list[bytes] = []
+        start = 0
         for chunk in self.chunks:
             data = chunk.data
             if skip >= len(data):
                 skip -= len(data)
                 continue
-            start = 0
+            begin = 0
             if skip:  # the tail begins inside this chunk: from the first whole line there
-                start = data.find(b"\n", skip - 1) + 1
+                begin = data.find(b"\n", skip - 1) + 1
                 skip = 0
-                if start == 0:
+                if begin == 0:
                     continue
-            first = chunk.first_line + data.count(b"\n", 0, start)
-            for n, raw in enumerate(data[start:].split(b"\n")):
+            first = chunk.first_line + data.count(b"\n", 0, begin)
+            rows = data[begin:].split(b"\n")
+            if rows and not rows[-1]:
+                rows.pop()
+            for n, raw in enumerate(rows):
+                if not width:
+                    yield first + n, [raw]
+                    continue
+                if not run:
+                    start = first + n
+                run.append(raw.rstrip(b"\r"))
+                if len(run[-1].decode("utf-8", errors="replace")) >= width - WRAP_SLACK and len(run) * width < MAX_LINE_CHARS * 4:
+                    continue
+                yield start, run
+                run = []
+        if run:
+            yield start, run
+
+    def take(self, source: int, limit: int, width: int = 0) -> list[Loose]:
+        """The distinct error-looking lines of the tail, in input order, at most ``limit``
+        (the last ones when there are more); the chunks are let go. In an input hard-wrapped at
+        ``width`` the rows of each cut line are taken together, as the line it was."""
+        picked: deque[Loose] = deque(maxlen=max(0, limit))
+        seen: set[frozenset[str]] = set()
+        for number, rows in self._lines(width):
+            # a wrapped line is taken glued (a cut inside a word undone) and spaced (a wrap at a
+            # word's end took the space); a CR splits a line as the matcher splits it (a progress
+            # bar, an escaped log's breaks)
+            forms = (rows[0],) if len(rows) == 1 else (b"".join(rows), b" ".join(rows))
+            for raw in (piece for line in forms for piece in (line.split(b"\r") if b"\r" in line else (line,))):
                 if not raw or len(raw) > MAX_LINE_CHARS * 4:
                     continue
                 text = raw.decode("utf-8", errors="replace").strip()
@@ -286,7 +369,7 @@ class TailLines:
                 if len(ws) < 2 or ws in seen:
                     continue
                 seen.add(ws)
-                picked.append(Loose(source, first + n, text, ws))
+                picked.append(Loose(source, number, text, ws))
         self.chunks.clear()
         self.size = 0
         return list(picked)
