@@ -2,15 +2,18 @@
 
 Writes the "Field sample" section of bench/results.md: top-1, top-3 and false positives on
 healthy logs, per part and per family, then per collection wave and on the cases whose thread
-the corpus does not cite. A thread cited by an entry (as a reference or an example's source)
-may have shaped what was written, even by someone who never read the case: the uncited
-figure is the one no such overlap can flatter. Only the scores are printed for the holdout,
+the corpus does not cite, and split by what the labels say: a class the atlas had when the
+case was collected or not (``new``), an excerpt whole or cut (the collector's note). A thread
+cited by an entry (as a reference or an example's source) may have shaped what was written,
+even by someone who never read the case: the uncited figure is the one no such overlap can
+flatter. Only the scores are printed for the holdout,
 never its misses (see tests/fixtures/field/README.md).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -25,6 +28,14 @@ from generator.cli.diagnose import ensure_rules, evaluate, family_scores, lead_c
 from tools.field_merge import _norm, cited_threads  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"
+
+
+# a collector's note saying the posted block stops before the line that states the failure
+_CUT_NOTE = re.compile(r"excerpt (?:is )?cut|cut (?:off|before)|stops before", re.I)
+
+
+def _cut(label: dict) -> bool:
+    return bool(_CUT_NOTE.search(str(label.get("note") or "")))
 
 
 def _pct(a: int, b: int) -> str:
@@ -62,6 +73,11 @@ def main() -> int:
         subsets = [(f"wave {w}", lambda i, w=w: i.get("wave", 1) == w)
                    for w in sorted({i.get("wave", 1) for i in labels.values()})]
         subsets.append(("thread not cited by the corpus", lambda i: _norm(i["source"]) not in cited))
+        # where the gap lies, from the labels alone: a class the atlas lacked when the case was
+        # collected (new: true), and an excerpt the collector noted as cut before its failure line
+        subsets += [("class known at collection, excerpt whole", lambda i: not i.get("new") and not _cut(i)),
+                    ("class known at collection, excerpt cut", lambda i: not i.get("new") and _cut(i)),
+                    ("class lacked at collection (new: true)", lambda i: bool(i.get("new")))]
         for name, keep in subsets:
             chosen = [r for r in results if keep(labels[r.case])]
             failing = [r for r in chosen if r.expected != "none"]
