@@ -70,10 +70,11 @@ class Source:
         if self.kind != "pickle":
             self._chunks(self.reader.close())
             self._read_pending(0)
-            # the tail serves only a job without failures (findings only grow): its lines read
-            # joined may still find one (a wrapped line); if not, its error-looking lines are
-            # kept for the closest wording. Once a failure is found the tail is not read, which
-            # spares its decoding on most logs
+            # the tail's row widths are measured on every input (as bytes when ASCII): a
+            # hard-wrapped tail is read again with its cut lines whole. Otherwise the tail serves
+            # only a job without failures (findings only grow): its lines read joined may still
+            # find one (a wrapped line); if not, its error-looking lines are kept for the closest
+            # wording. Once a failure is found it is not decoded, which spares most logs
             width = self.tail.wrap_width()
             if width:  # hard-wrapped: its cut lines are read whole, whatever was found already
                 self._read_joined(*self.tail.unwrapped(width, self.job.join_left), new_only=True)

@@ -74,10 +74,8 @@ _PASTE_OTHER = re.compile(rb"\xe2\x81[\x9f\xa0]|\xe3\x80\x80|\xef\xbb\xbf")
 # reference to LF must not add a line), it reads as a space.
 _HTML_REF = re.compile(rb"&(?:(lt|gt|amp|quot|apos|nbsp)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
 _NAMED_REFS = {b"lt": b"<", b"gt": b">", b"amp": b"&", b"quot": b'"', b"apos": b"'", b"nbsp": b" "}
-# Escaped line breaks (_unescape_lines): how many make a line a whole escaped log, and what
-# each escape reads as (CR: a break the matcher splits at without adding a line)
-ESCAPED_BREAKS = 3
-# ESCAPED_BREAKS escaped breaks on one line, found by one search that starts with fixed bytes
+# Escaped line breaks (_unescape_lines): three on one line make it a whole escaped log, found by
+# one search that starts with fixed bytes
 _ESCAPED_RUN = re.compile(rb"\\n[^\n]*?\\n[^\n]*?\\n")
 _LOG_BREAK = re.compile(rb'\\n(?:[ \t\[\]"\'\\0-9(<]|$)', re.M)
 # Quote markers at the start of a line: a log quoted in a reply ("> ", "> > ", ">> ").
@@ -107,7 +105,7 @@ def _unescape_lines(data: bytes) -> bytes:
     by one, all under the line's own number (line numbers still count the input's own lines).
     The line as printed stays: a signature may be written for the escaped form (mig-parted logs
     the reset tool's report as ``msg="\\nThe following GPUs...``). Only a line with at least
-    ``ESCAPED_BREAKS`` escaped breaks, one of them followed by what starts or ends a log line (a
+    three escaped breaks, one of them followed by what starts or ends a log line (a
     blank, an indent, a bracket, a quote, a digit, the line's end), is read so: one or two are a
     record's trailing newline, and a Windows path's ``\\nvidia\\nvcc`` is followed by letters."""
     # first, without a regex: three escaped breaks share a line when two pieces in a row between

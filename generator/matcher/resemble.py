@@ -279,17 +279,22 @@ class TailLines:
         width terminals and mail clients wrap at (``WRAP_COLUMNS``): a one-line error wrapped in
         two. A table that fills a fixed width (nvidia-smi, ibstat) ends its rows with a border or
         a space, not inside a word."""
-        rows = [line.rstrip(b"\r").decode("utf-8", errors="replace")
-                for chunk in self.chunks for line in chunk.data.split(b"\n")]
-        width = max((len(r) for r in rows), default=0)
+        # widths in characters: an ASCII chunk's rows are measured as bytes (no decoding, on
+        # every input's close), any other chunk is decoded whole once
+        rows: list = []
+        for chunk in self.chunks:
+            data = chunk.data.replace(b"\r\n", b"\n") if b"\r" in chunk.data else chunk.data
+            rows += data.split(b"\n") if data.isascii() else data.decode("utf-8", errors="replace").split("\n")
+        width = max(map(len, rows), default=0)
         if not WRAP_MIN_WIDTH <= width <= WRAP_MAX_WIDTH:
             return 0
-        full: set[str] = set()
+        full: set = set()
         splits = 0
-        for row, following in zip(rows, rows[1:]):
-            if len(row) == width and row not in full:  # a line repeated whole is no sign of a wrap
+        for i in [i for i, row in enumerate(rows[:-1]) if len(row) == width]:
+            row = rows[i]
+            if row not in full:  # a line repeated whole is no sign of a wrap
                 full.add(row)
-                splits += row[-1:].islower() and following[:1].islower()
+                splits += row[-1:].islower() and rows[i + 1][:1].islower()
         if splits < WRAP_MIN_SPLITS:
             return 0
         return width if len(full) >= WRAP_MIN_ROWS or width in WRAP_COLUMNS else 0
