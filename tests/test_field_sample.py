@@ -33,6 +33,19 @@ def test_every_case_has_its_log_source_query_and_expected_answer() -> None:
     assert len(ids) >= 150
 
 
+def test_no_entry_cites_a_holdout_thread_beyond_the_recorded_ones() -> None:
+    """Nobody writes from the untouched third: a thread of a holdout case cited by kb/entries
+    (a reference or an example's source) is a leak unless holdout-cited.txt records it."""
+    from tools.field_merge import _norm, cited_threads
+
+    recorded = {line.strip() for line in (FIELD / "holdout-cited.txt").read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")}
+    held = {_norm(item["source"]) for item in _labels("holdout")}
+    cited = cited_threads(ROOT / "kb" / "entries") & held
+    assert not cited - recorded, f"entries cite holdout threads: {sorted(cited - recorded)}"
+    assert recorded <= held  # the record names holdout threads only
+
+
 def test_the_holdout_is_a_third_of_each_family() -> None:
     def failing(part: str) -> Counter:
         return Counter(i["family"] for i in _labels(part) if i["expected"] != "none")
