@@ -15,6 +15,7 @@ HEADED = [
     "(VllmWorker rank=5 pid=3073) {}", "trainer-1  | {}", "[pod/train-0/main] {}",
     "2024-05-01T10:11:12.345678901Z stderr F {}", "2024-05-01T10:11:12.345678Z stderr F [rank3]: {}",
     "Jan  2 10:11:12 node1 python[1234]: {}", "Jan 02 10:11:12 node1 kernel: [ 812.123456] {}",
+    "Apr 08 09:31:09 kernel: {}", "Apr  8 09:31:09 python3[77]: {}",  # journald export or paste with no host
     "[  812.123456] {}", "[1,3]<stderr>: {}", "[2024-05-01T10:11:12.123] {}", "2024-05-01 10:11:12,123 {}",
     "  12 | {}",
 ]

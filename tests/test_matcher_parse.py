@@ -23,6 +23,7 @@ from conftest import ROOT
         # pasted as a Markdown code block: indented four spaces or a tab
         ("    [1084456.074562] NVRM: Xid (PCI:0000:09:00): 79", "uptime", 1084456.074562),
         ("\tFeb 15 17:37:45 gpu-node-a kernel: NVRM: Xid", "wall-noyear", None),
+        ("Apr 08 09:31:09 kernel: NVRM: Xid", "wall-noyear", None),  # journald line without its host
     ],
 )
 def test_timestamps(line: str, kind: str, seconds: float | None) -> None:
@@ -47,6 +48,9 @@ def test_glog_and_syslog_order_within_a_log() -> None:
         ("node07:2811:2811 [1] NCCL INFO Bootstrap : Using eth0", None, "node07"),
         ("Feb 15 17:37:45 gpu-node-a kernel: NVRM: Xid (PCI:0000:3b:00): 79,", None, "gpu-node-a"),
         ("srun: error: node12: task 7: Out Of Memory", 7, "node12"),
+        # a journald line without its host: the program ("kernel:") is not a host
+        ("Apr 08 09:31:09 kernel: NVRM: Xid (PCI:0000:3b:00): 79,", None, None),
+        ("Apr 08 09:31:09 dgx-3 kernel: NVRM: Xid (PCI:0000:3b:00): 79,", None, "dgx-3"),
         # TensorRT's error code where torchrun puts a rank (TensorRT #2177, issue threads): not a rank
         ("6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.0.0 "
          "got 8.0.1, please rebuild.", None, None),

@@ -19,7 +19,9 @@ _DMESG = re.compile(r"^\[\s*(\d+\.\d+)\]")
 _KMSG = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 _DMESG_T = re.compile(r"^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
-_SYSLOG = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? (\S+) (?=\S+(?:\[\d+\])?: )")
+# syslog and journald: month, day, time, the host (journalctl prints none for some exports and
+# pastes drop it: `Apr 08 09:31:09 kernel: ...`, so a word ending in ':' is the program, not a host)
+_SYSLOG = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? (?:(\S+(?<!:)) )?(?=\S+(?:\[\d+\])?: )")
 # journalctl -o json: one object per line; the time is microseconds since the epoch
 _JOURNAL_TIME = re.compile(r'"__REALTIME_TIMESTAMP"\s*:\s*"(\d{10,19})"')
 _JOURNAL_HOST = re.compile(r'"_HOSTNAME"\s*:\s*"([\w.\-]{1,253})"')
