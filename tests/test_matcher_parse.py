@@ -174,12 +174,29 @@ def test_journalctl_json_lines_give_time_and_host() -> None:
     ('"NVRM: Xid (PCI:0000:9b:00): 119"', 119, "0000:9b:00"),  # quoted by an agent
     ('        "reason": "XID 79 (GPU has fallen off the bus) detected on PCI:0000:04:00",', 79, "0000:04:00"),  # GPUd state
     ('        "message": "xid 119 detected by dmesg (47 minutes ago)",', 119, ""),  # GPUd event
+    # GPUd's reasons over its releases (components/accelerator/nvidia/xid/health_state.go and its tests)
+    ("XID 123 detected on PCI:0000:9b:00", 123, "0000:9b:00"),
+    ("XID 123(SPI PMU RPC Write Failure) detected on PCI:0000:9b:00", 123, "0000:9b:00"),
+    ("reason: XID 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS GPU has fallen off the bus detected on GPU "
+     "PCI:0000:ae:00 UUID:GPU-2a1b3c4d-0000-1111-2222-333344445555", 79, "0000:ae:00"),
+    ("XID 149.37 (err status 0x00000000) NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00", 149, "0000:00:00"),
 ])
 def test_xid_lines_as_monitoring_agents_print_them(line: str, code: int, pci: str) -> None:
     from generator.matcher.parse import parse_xid
 
     event = parse_xid(line)
     assert event is not None and event.code == code and event.pci == pci
+
+
+@pytest.mark.parametrize("line", [
+    "SXID 12028(NVLink link down) detected on PCI:0000:05:00",  # an NVSwitch's, not a GPU's Xid
+    "XIDComponent is healthy",
+    "checking xid 79 handling in the detector (no event)",
+])
+def test_not_an_xid_from_a_monitoring_agent(line: str) -> None:
+    from generator.matcher.parse import parse_xid
+
+    assert parse_xid(line) is None
 
 
 def test_the_rank_in_vllms_worker_prefix() -> None:

@@ -209,9 +209,16 @@ class XidEvent:
     device: str | None = None  # a GPU UUID, when the reporter names the GPU that way
 
 
-# GPUd's own reports of an Xid it found: 'XID 79 (GPU has fallen off the bus) detected on
-# PCI:0000:04:00' (a component state's reason) and 'xid 119 detected by dmesg' (an event message)
-_XID_GPUD = re.compile(r"\b[Xx][Ii][Dd] (\d{1,4}) (?:\([^)]{1,120}\) detected on PCI:([0-9a-fA-F:.]{7,16})|detected by (?:dmesg|kmsg))")
+# GPUd's own reports of an Xid it found (components/accelerator/nvidia/xid/health_state.go over its
+# releases): a component state's reason, 'XID 79 detected on PCI:0000:9b:00' (early 2025),
+# 'XID 123(SPI PMU RPC Write Failure) detected on PCI:0000:9b:00', 'XID 79 (GPU has fallen off the
+# bus) detected on PCI:0000:04:00', and from late 2025 the catalog's mnemonic and description,
+# 'XID 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS GPU has fallen off the bus detected on GPU
+# PCI:0000:ae:00 UUID:GPU-...', an NVLink code with its sub-code, 'XID 149.37 (err status 0x00000000)
+# NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00'; an event message, 'xid 119 detected by dmesg'.
+# 'SXID 12028 ...' (an NVSwitch's) is not an Xid: the word must start at 'XID'.
+_XID_GPUD = re.compile(r"\b[Xx][Ii][Dd] (\d{1,4})(?:\.\d{1,3})?(?: ?\([^)]{1,120}\))?(?: [^\n]{1,200}?)?"
+                       r" detected (?:on (?:GPU )?PCI:([0-9a-fA-F:.]{7,16})|by (?:dmesg|kmsg))")
 # The Kubernetes device plugin's report of an NVML Xid event (internal/rm/health.go):
 # 'XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.' and, in older
 # releases, 'XidCriticalError: Xid=48, All devices will go unhealthy.'
