@@ -180,6 +180,7 @@ def test_journalctl_json_lines_give_time_and_host() -> None:
     ("reason: XID 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS GPU has fallen off the bus detected on GPU "
      "PCI:0000:ae:00 UUID:GPU-2a1b3c4d-0000-1111-2222-333344445555", 79, "0000:ae:00"),
     ("XID 149.37 (err status 0x00000000) NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00", 149, "0000:00:00"),
+    ("XID 12  detected on GPU PCI:0000:17:00", 12, "0000:17:00"),  # a code without catalog text: two spaces
 ])
 def test_xid_lines_as_monitoring_agents_print_them(line: str, code: int, pci: str) -> None:
     from generator.matcher.parse import parse_xid
@@ -192,6 +193,8 @@ def test_xid_lines_as_monitoring_agents_print_them(line: str, code: int, pci: st
     "SXID 12028(NVLink link down) detected on PCI:0000:05:00",  # an NVSwitch's, not a GPU's Xid
     "XIDComponent is healthy",
     "checking xid 79 handling in the detector (no event)",
+    "XID 79 was not detected on PCI:0000:04:00 after the reset",  # prose: GPUd puts only catalog text there
+    "no xid 119 has been detected by dmesg since boot",
 ])
 def test_not_an_xid_from_a_monitoring_agent(line: str) -> None:
     from generator.matcher.parse import parse_xid

@@ -216,8 +216,11 @@ class XidEvent:
 # 'XID 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS GPU has fallen off the bus detected on GPU
 # PCI:0000:ae:00 UUID:GPU-...', an NVLink code with its sub-code, 'XID 149.37 (err status 0x00000000)
 # NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00'; an event message, 'xid 119 detected by dmesg'.
-# 'SXID 12028 ...' (an NVSwitch's) is not an Xid: the word must start at 'XID'.
-_XID_GPUD = re.compile(r"\b[Xx][Ii][Dd] (\d{1,4})(?:\.\d{1,3})?(?: ?\([^)]{1,120}\))?(?: [^\n]{1,200}?)?"
+# 'SXID 12028 ...' (an NVSwitch's) is not an Xid: the word must start at 'XID'. GPUd puts only its
+# catalog's mnemonic or description between the code and 'detected' (both start with a capital; an
+# empty description leaves a second space), so a sentence such as 'XID 79 was not detected on PCI:..'
+# is not read as an event.
+_XID_GPUD = re.compile(r"\b[Xx][Ii][Dd] (\d{1,4})(?:\.\d{1,3})?(?: ?\([^)]{1,120}\))?(?: (?:[A-Z][^\n]{0,199}?)?)?"
                        r" detected (?:on (?:GPU )?PCI:([0-9a-fA-F:.]{7,16})|by (?:dmesg|kmsg))")
 # The Kubernetes device plugin's report of an NVML Xid event (internal/rm/health.go):
 # 'XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.' and, in older
