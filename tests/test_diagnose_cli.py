@@ -183,6 +183,7 @@ def test_the_doctor_page_states_the_rankers_rules_as_the_code_has_them() -> None
         assert f"{name} ({round(float(weight) * 100)} %" in section, name
     assert f"more than {rank.CLOCK_TOLERANCE_S:g} s" in section
     assert "caused by previous Xid N" in section and "Xid 154" in section
+    assert "Exception raised from" in inspect.getsource(rank._continues) and "`Exception raised from" in section
 
 
 # Every format in which tools print a failure, with a real log in that format and the entry it
@@ -223,6 +224,22 @@ def test_a_message_under_several_layers_of_quoting_is_read(real_diagnoser) -> No
     report = real_diagnoser.diagnose(io.BytesIO(line))
     failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
     assert failures[:1] == ["container-runtime-hook-missing"], failures
+
+
+def test_the_origin_line_under_an_error_names_the_package_that_raised_it(real_diagnoser) -> None:
+    """PyTorch3D and detectron2 raise the same 'Not compiled with GPU support'; torch 1.9 and later
+    print the C++ origin on the next line (the lines of facebookresearch/pytorch3d#1957). The hit on
+    the origin line belongs to the error above it and, naming the package, comes first."""
+    log = ("Traceback (most recent call last):\n"
+           "RuntimeError: Not compiled with GPU support\n"
+           "Exception raised from RasterizeMeshesCoarse at C:\\Users\\z\\AppData\\Local\\Temp\\pip-req-build-6zicicmg"
+           "\\pytorch3d\\csrc\\rasterize_meshes/rasterize_meshes.h:306 (most recent call first):\n")
+    report = real_diagnoser.diagnose(io.BytesIO(log.encode()))
+    failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
+    assert failures[:2] == ["pytorch3d-not-compiled-with-gpu", "detectron2-not-compiled-with-gpu"], failures
+    # without the origin line the message alone stays detectron2's, as before
+    alone = real_diagnoser.diagnose(io.BytesIO(b"RuntimeError: Not compiled with GPU support\n"))
+    assert [f["id"] for f in alone["findings"]][:1] == ["detectron2-not-compiled-with-gpu"]
 
 
 XID79_LINE = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"

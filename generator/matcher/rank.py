@@ -148,15 +148,25 @@ def order_key(hits: Iterable[Hit], time_kind: str | None, shift: int = 0) -> Cal
         marks.sort()
 
     def key(hit: Hit) -> tuple:
+        line = hit.line - 1.5 if _continues(hit) else hit.line
         t = clock(hit, shift)
         if time_kind and t and t[0] == time_kind:
-            return (0, t[1], hit.source, hit.line)
+            return (0, t[1], hit.source, line)
         marks = timed.get(hit.source)
         if marks:
             i = bisect.bisect_right(marks, (hit.line, math.inf))
-            return (0, marks[i - 1][1] if i else marks[0][1], hit.source, hit.line)
-        return (1, hit.source, hit.line, 0)
+            return (0, marks[i - 1][1] if i else marks[0][1], hit.source, line)
+        return (1, hit.source, line, 0)
     return key
+
+
+def _continues(hit: Hit) -> bool:
+    """Whether the hit's line is the origin line PyTorch's C++ core prints right under an error
+    message ("Exception raised from <function> at <file>:<line> (most recent call first):").
+    It belongs to the error above it, and a signature that matched it names where that error
+    came from, which the message alone may not (PyTorch3D and detectron2 raise the same words):
+    it is ordered just before the line above it, so that its finding comes first."""
+    return "Exception raised from " in hit.text[:120]
 
 
 class Tally:
