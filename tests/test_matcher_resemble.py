@@ -71,6 +71,25 @@ def test_one_shared_common_word_is_not_enough() -> None:
     assert r.closest([Loose(0, 1, "error: cannot connect to the display")]) == []
 
 
+def test_a_line_cut_inside_its_last_word_counts_the_words_that_begin_with_it() -> None:
+    """A search excerpt stops mid-word: '... failed to initialize CUDA: forward com' (a line of
+    ollama/ollama#12666). The fragment counts as the example's word it begins ('compatibility'),
+    so the sibling that names forward compatibility wins over the catch-all that shares only the
+    words before the cut; a whole last word still counts as itself."""
+    index = {"docs": dict(INDEX["docs"]), "quiet": ""}
+    index["docs"].update({
+        "compat-unsupported": "attempted compatibility cuda forward ggml_cuda_init hw initialize supported",
+        "unknown-error": "cuda ggml_cuda_init initialize unknown",
+        "compiled": "compiled ggml offload support",
+    })
+    index["docs"].update({f"uses-cuda-{i}": "cuda" for i in range(300)})
+    r = Resembler(index)
+    cut = r.closest([Loose(0, 15, "ggml_cuda_init: failed to initialize CUDA: forward com")])
+    assert [f["id"] for f in cut][:2] == ["compat-unsupported", "unknown-error"], cut
+    whole = r.closest([Loose(0, 15, "ggml_cuda_init: failed to initialize CUDA: unknown")])
+    assert whole and whole[0]["id"] == "unknown-error", whole
+
+
 def test_an_empty_index_finds_nothing() -> None:
     assert Resembler(None).closest([Loose(0, 1, "Gloo connectFullMesh failed")]) == []
 

@@ -97,6 +97,15 @@ def words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_LAST_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}$")
+
+
+def _last_word(text: str) -> str | None:
+    """The word a line ends in, with no punctuation after it: where a cut line stops mid-word."""
+    m = _LAST_WORD.search(text)
+    return m.group(0).lower() if m else None
+
+
 def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry objects
     """The comparison index for rules.json: per entry the words of its lines (one line of text per
     example, words sorted and space-separated), and those of the lines that must stay quiet
@@ -175,9 +184,19 @@ class Resembler:
                 if self.weight.get(w, self.unknown) > 0:
                     self.postings.setdefault(w, []).append(i)
 
-    def _best(self, ws: frozenset[str]) -> dict[str, tuple[float, int]]:
+    def _best(self, ws: frozenset[str], fragment: str | None = None) -> dict[str, tuple[float, int]]:
         """Per entry the best F-measure of one line against its examples (with the example's
-        index); empty when a quiet line resembles it at least as much as any failure."""
+        index); empty when a quiet line resembles it at least as much as any failure.
+
+        ``fragment``: the line's last word, where a cut line stops mid-word (a search excerpt, a
+        paste that stopped: '... failed to initialize CUDA: forward com'). It counts as itself,
+        or as the heaviest word of an example that begins with it when the example lacks the word itself ('com' as 'compatibility')."""
+        own = 0.0
+        if fragment and fragment in ws:
+            ws = ws - {fragment}
+            own = self.weight.get(fragment, self.unknown)
+        else:
+            fragment = None
         line_mass = sum(self.weight.get(w, self.unknown) for w in ws)
         if line_mass <= 0:
             return {}
@@ -189,15 +208,27 @@ class Resembler:
         for w in heaviest:
             if self.weight.get(w, self.unknown) >= self.distinctive:
                 reached.update(self.postings.get(w, ()))
-        shared: dict[int, float] = {}
+        shared: dict[int, tuple[float, float]] = {}  # example -> (shared weight, the line's weight against it)
         for i in reached:
-            shared[i] = sum(self.weight.get(w, self.unknown) for w in ws & self.doc_words[i])
+            doc = self.doc_words[i]
+            s = sum(self.weight.get(w, self.unknown) for w in ws & doc)
+            mass = line_mass
+            if fragment:
+                ends = () if fragment in doc else [self.weight.get(w, self.unknown) for w in doc
+                                                   if w.startswith(fragment) and w not in ws]
+                if ends:
+                    s += max(ends)
+                    mass += max(ends)
+                else:
+                    s += own if fragment in doc else 0.0
+                    mass += own
+            shared[i] = (s, mass)
         best: dict[str, tuple[float, int]] = {}
         quiet = 0.0
-        for i, s in shared.items():
+        for i, (s, mass) in shared.items():
             if s < self.min_shared or self.mass[i] <= 0:
                 continue
-            recall, precision = s / self.mass[i], s / line_mass
+            recall, precision = s / self.mass[i], s / mass
             f = 2 * recall * precision / (recall + precision)
             entry = self.entries[i]
             if not entry:
@@ -211,7 +242,7 @@ class Resembler:
         line (source, number, text) and the words it shares with the entry's closest example."""
         found: dict[str, tuple[float, Loose, int]] = {}
         for loose in lines:
-            for entry, (f, i) in self._best(loose.terms).items():
+            for entry, (f, i) in self._best(loose.terms, _last_word(loose.text)).items():
                 if f >= THRESHOLD and f > found.get(entry, (0.0,))[0]:
                     found[entry] = (f, loose, i)
         ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[1][1].source, kv[1][1].line))
