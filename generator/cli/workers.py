@@ -6,7 +6,8 @@ results (``Job.partial``, ``Job.merge``: tallies, progress, sources, notes, debu
 into one job and ranks once: the same
 report as reading everything in one process, with every source numbered in the order the
 inputs were given. Each partial result is bounded (a tally keeps counts and a few lines per
-failure), so memory does not grow with the inputs' size.
+failure), so memory does not grow with the inputs' size. The diagnoser is built once, in the
+parent, before the workers are forked: they inherit it compiled (where the platform forks).
 """
 
 from __future__ import annotations
@@ -31,12 +32,18 @@ def _deal(files: list[str], workers: int) -> list[list[int]]:
     return [sorted(s) for s in shares if s]
 
 
+# The parent's diagnoser, set just before the workers are forked: they inherit it compiled (the
+# prefilter's database, the signatures compiled so far) instead of each building its own, and the
+# parent uses it again to fold their results. None under 'spawn', where each worker builds one.
+_INHERITED = None
+
+
 def _work(args: tuple) -> tuple:
     rules, engine, files, positions, max_unpacked = args
     from generator.cli.diagnose import make_diagnoser, read_into  # noqa: PLC0415 - in the worker process
 
     try:
-        diagnoser = make_diagnoser(rules, engine)
+        diagnoser = _INHERITED if _INHERITED is not None else make_diagnoser(rules, engine)
         parts = []
         for pos in positions:  # one job per input, so the parent can number sources in input order
             job = Job(diagnoser, **({"max_unpacked": max_unpacked} if max_unpacked else {}))
@@ -50,16 +57,24 @@ def _work(args: tuple) -> tuple:
 def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int, max_unpacked: int | None) -> dict:
     from generator.cli.diagnose import make_diagnoser  # noqa: PLC0415
 
+    global _INHERITED
     shares = _deal(files, workers)
-    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    with ctx.Pool(len(shares)) as pool:
-        results = pool.map(_work, [(rules, engine, files, share, max_unpacked) for share in shares])
+    fork = hasattr(os, "fork")
+    ctx = multiprocessing.get_context("fork" if fork else "spawn")
+    diagnoser = make_diagnoser(rules, engine)
+    _INHERITED = diagnoser if fork else None
+    try:
+        with ctx.Pool(len(shares)) as pool:
+            # under fork the workers hold the diagnoser already: the rules need not travel to them
+            results = pool.map(_work, [(None if fork else rules, engine, files, share, max_unpacked) for share in shares])
+    finally:
+        _INHERITED = None
     parts = []
     for status, value in results:
         if status == "error":
             raise InputError(value)
         parts.extend(value)
-    job = Job(make_diagnoser(rules, engine))
+    job = Job(diagnoser)
     for _pos, part in sorted(parts, key=lambda p: p[0]):  # sources numbered in the order the inputs were given
         job.merge(part)
     return job.finish()
