@@ -104,3 +104,21 @@ def test_no_signature_makes_more_than_one_percent_of_noise_lines_candidates(tmp_
     worst = sorted(((len(found) / len(lines), rules["signatures"][sig]["id"], rules["signatures"][sig]["entry"])
                     for sig, found in hits.items()), reverse=True)[:5]
     assert worst[0][0] <= 0.01, f"signatures whose anchors make the most noise lines candidates: {worst}"
+    # The Hyperscan scanner finds a signature by its prefilter literals alone, without the anchor,
+    # when all of them are LITERAL_MIN characters or longer (native/hsscan.py): such literals must
+    # be as rare in healthy logs. One that is not (' out of memory', in 'no out of memory yet')
+    # pushes every piece of a log past the scanner's DENSE limit onto its slow byte-form plan.
+    from generator.matcher.native.hsscan import LITERAL_MIN  # noqa: PLC0415
+
+    alone = []
+    for signature in rules["signatures"]:
+        literals = signature["literals"]
+        if not literals or min(len(lit) for lit in literals) < LITERAL_MIN:
+            continue
+        folded = signature["ignore_case"]
+        haystack = lowered if folded else lines
+        wanted = [lit.lower() for lit in literals] if folded else literals
+        share = sum(1 for line in haystack if any(lit in line for lit in wanted)) / len(lines)
+        alone.append((share, signature["id"], signature["entry"]))
+    worst_alone = sorted(alone, reverse=True)[:5]
+    assert worst_alone[0][0] <= 0.01, f"signatures whose literals alone make the most noise lines candidates: {worst_alone}"
