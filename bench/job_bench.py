@@ -81,7 +81,8 @@ def main() -> int:
         # one untimed run on a small input first: the rules and the prefilter's database are built
         # and cached once, as on any machine after its first diagnosis, and not inside a timed run
         small = Path(tmp) / "small.log"
-        small.write_bytes(base.read_bytes()[:1 << 20])
+        with base.open("rb") as fh:
+            small.write_bytes(fh.read(1 << 20))
         subprocess.run([sys.executable, "-m", "generator", "diagnose", str(small), "--format", "json"], cwd=ROOT,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         one_s, one_rss, one = run([*kb, "--jobs", "1"])

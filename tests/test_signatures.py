@@ -95,12 +95,15 @@ def test_no_signature_makes_more_than_one_percent_of_noise_lines_candidates(tmp_
         found = {i for i, line in enumerate(haystack) if text in line}
         for sig in anchor["signatures"]:
             hits.setdefault(sig, set()).update(found)
-    for sig, found in hits.items():  # the signature's own literal gate, before its pattern runs
-        signature = rules["signatures"][sig]
+    def gated(signature: dict, among) -> set[int]:  # noqa: ANN001 - line numbers
+        """The lines among ``among`` that hold one of the signature's prefilter literals."""
         folded = signature["ignore_case"]
         literals = [lit.lower() for lit in signature["literals"]] if folded else signature["literals"]
         haystack = lowered if folded else lines
-        hits[sig] = {i for i in found if any(lit in haystack[i] for lit in literals)}
+        return {i for i in among if any(lit in haystack[i] for lit in literals)}
+
+    for sig, found in hits.items():  # the signature's own literal gate, before its pattern runs
+        hits[sig] = gated(rules["signatures"][sig], found)
     worst = sorted(((len(found) / len(lines), rules["signatures"][sig]["id"], rules["signatures"][sig]["entry"])
                     for sig, found in hits.items()), reverse=True)[:5]
     assert worst[0][0] <= 0.01, f"signatures whose anchors make the most noise lines candidates: {worst}"
@@ -113,12 +116,7 @@ def test_no_signature_makes_more_than_one_percent_of_noise_lines_candidates(tmp_
     alone = []
     for signature in rules["signatures"]:
         literals = signature["literals"]
-        if not literals or min(len(lit) for lit in literals) < LITERAL_MIN:
-            continue
-        folded = signature["ignore_case"]
-        haystack = lowered if folded else lines
-        wanted = [lit.lower() for lit in literals] if folded else literals
-        share = sum(1 for line in haystack if any(lit in line for lit in wanted)) / len(lines)
-        alone.append((share, signature["id"], signature["entry"]))
+        if literals and min(len(lit) for lit in literals) >= LITERAL_MIN:
+            alone.append((len(gated(signature, range(len(lines)))) / len(lines), signature["id"], signature["entry"]))
     worst_alone = sorted(alone, reverse=True)[:5]
     assert worst_alone[0][0] <= 0.01, f"signatures whose literals alone make the most noise lines candidates: {worst_alone}"

@@ -97,7 +97,7 @@ def words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-_LAST_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}$")
+_LAST_WORD = re.compile(_WORD.pattern + "$")
 
 
 def _last_word(text: str) -> str | None:
@@ -214,14 +214,14 @@ class Resembler:
             s = sum(self.weight.get(w, self.unknown) for w in ws & doc)
             mass = line_mass
             if fragment:
-                ends = () if fragment in doc else [self.weight.get(w, self.unknown) for w in doc
-                                                   if w.startswith(fragment) and w not in ws]
-                if ends:
-                    s += max(ends)
-                    mass += max(ends)
-                else:
-                    s += own if fragment in doc else 0.0
+                if fragment in doc:
+                    s += own
                     mass += own
+                else:
+                    end = max((self.weight.get(w, self.unknown) for w in doc if w.startswith(fragment) and w not in ws),
+                              default=None)
+                    s += end or 0.0
+                    mass += own if end is None else end
             shared[i] = (s, mass)
         best: dict[str, tuple[float, int]] = {}
         quiet = 0.0
