@@ -48,6 +48,18 @@ def test_rarity_ranks_everyday_words_below_distinctive_text() -> None:
     assert rarity("error") < rarity("ECC")
 
 
+def test_a_phrase_of_everyday_words_gives_way_to_an_identifier() -> None:
+    # ' out of memory' is longer than 'cudaMalloc' but reads like prose any log may hold ('no out
+    # of memory yet'); as the prefilter it made 6.7 % of healthy lines candidates and sent the
+    # Hyperscan scanner onto its slow plan (session 17's job bench)
+    assert rarity(" out of memory") < rarity("cudaMalloc")
+    assert rarity("failed to ") < rarity("WARN ")
+    literals, _ = prefilter_literals(r"cudaMalloc(?:Managed)?\(.{0,200}\) failed(?: with error|:) out of memory")
+    assert literals == ["cudaMalloc"]
+    # a phrase with a distinctive word or punctuation keeps its length's worth
+    assert rarity(" out of memory") < rarity("CUDA out of memory. Tried to allocate")
+
+
 def test_compile_pattern_behaves_like_re_compile() -> None:
     pattern = r"(?i)unexpected pos \d+ vs \d+"
     line = "RuntimeError: [enforce fail at inline_container.cc:588] . unexpected pos 704 vs 598"

@@ -124,20 +124,33 @@ COMMON_WORDS = {
     "main", "return", "call", "last", "detected", "running", "while", "into", "data", "node", "host",
     "NVIDIA", "nvidia", "Nvidia", "DataLoader", "dataloader", "driver", "Driver", "version", "Version",
 }
+# English function words: a phrase made of them and everyday log words (' out of memory',
+# 'failed to ') reads like prose any log may hold ('no out of memory yet'), however long it is.
+FUNCTION_WORDS = {
+    "a", "an", "the", "of", "to", "in", "on", "at", "for", "by", "or", "and", "is", "are", "was", "be",
+    "been", "not", "no", "out", "up", "yet", "as", "it", "its", "all", "any", "can", "has", "have", "had",
+    "do", "does", "did", "will", "so", "if", "but",
+}
+
+
+def _everyday(word: str) -> bool:
+    return word in COMMON_WORDS or word.lower() in FUNCTION_WORDS
 
 
 @functools.lru_cache(maxsize=16384)
 def rarity(run: str) -> float:
     """How unlikely a literal is to appear in a healthy log: longer is rarer, and a lone
     lower-case word ('process', 'exitcode') is far more common than text with capitals,
-    digits or punctuation ('Killed process ', ' (pid: ')."""
+    digits or punctuation ('Killed process ', ' (pid: '). Text made only of everyday log words
+    and English function words (' out of memory') ranks low whatever its length: an identifier
+    such as 'cudaMalloc' is the better anchor for a line that holds both."""
     core = run.strip()
     score = float(len(core))
     if _PLAIN_WORD.fullmatch(run):
         score -= 6
     words = re.findall(r"[A-Za-z]+", core)
-    if words and all(w in COMMON_WORDS for w in words) and not re.search(r"[^A-Za-z\s]", core):
-        score -= 8  # nothing but everyday log words, such as NCCL INFO
+    if words and all(_everyday(w) for w in words) and not re.search(r"[^A-Za-z\s]", core):
+        score -= 8  # nothing but everyday words, such as NCCL INFO or ' out of memory'
     if any(ch.isupper() or ch.isdigit() for ch in core):
         score += 2
     if any(not ch.isalnum() and not ch.isspace() for ch in core):
