@@ -14,7 +14,7 @@ from generator.matcher import Diagnoser
 from generator.matcher.job import Job
 from generator.matcher.read import Chunk
 from generator.matcher.report import to_markdown, to_text
-from generator.matcher.resemble import (JOIN_BYTES, JOIN_JOB_BYTES, MAX_LINES, TAIL_BYTES, THRESHOLD, Loose, Resembler,
+from generator.matcher.resemble import (JOIN_BYTES, JOIN_JOB_BYTES, MAX_LINES, TAIL_BYTES, THRESHOLD, Loose, Resembler, glue,
                                         TailLines, index_for, words)
 from test_diagnose_cli import _small_checkout
 
@@ -293,6 +293,26 @@ def test_a_failure_line_wrapped_in_two_is_found_whole_at_its_first_line(small: D
     worker.read("node0.log", io.BytesIO(WRAPPED))
     parent.merge(worker.partial())
     assert [(f["id"], f["first_line"]) for f in parent.finish()["findings"]] == [("cuda-out-of-memory", 2)]
+
+
+def test_a_message_wrapped_behind_a_repeated_head_continues_after_the_head() -> None:
+    # tabbyAPI under Docker Compose, a rich traceback wrapped at a word (theroyallab/tabbyAPI#465)
+    first = b"tabbyapi  |                        RuntimeError: cudaHostRegister(0x70a98bbe9000, 71397376)"
+    second = b"tabbyapi  |                        failed: invalid argument"
+    assert glue(first, second) == first + b" failed: invalid argument"
+    assert glue(b"[rank0]: RuntimeError: CUDA error: out of", b"[rank0]: memory") == b"[rank0]: RuntimeError: CUDA error: out of memory"
+    # a terminal's hard wrap repeats no head: its rows are glued as they are
+    assert glue(b"RuntimeError: CUDA error: out of me", b"mory") == b"RuntimeError: CUDA error: out of memory"
+    assert glue(b"alpha ", b"beta") == b"alpha beta"
+    # a shared head shorter than four characters, or nothing after the head, is no head
+    assert glue(b"a b", b"a c") == b"a ba c"
+    assert glue(b"tabbyapi  | ", b"tabbyapi  | failed") == b"tabbyapi  | tabbyapi  | failed"
+
+
+def test_a_failure_wrapped_behind_a_compose_head_is_found_whole(small: Diagnoser) -> None:
+    log = b"worker-1  | step 7 loss 0.31\nworker-1  | RuntimeError: CUDA error: out of\nworker-1  | memory\n"
+    report = small.diagnose(io.BytesIO(log))
+    assert [(f["id"], f["first_line"], f["fields"].get("joined")) for f in report["findings"]] == [("cuda-out-of-memory", 2, 3)]
 
 
 def test_lines_are_joined_only_while_no_failure_is_found_and_within_the_job_budget(small: Diagnoser) -> None:

@@ -254,6 +254,26 @@ class Resembler:
         return out
 
 
+def glue(line: bytes, following: bytes) -> bytes:
+    """Two adjacent lines written as one. A line wrapped by a terminal or a page is cut anywhere
+    and its rows are glued as they are (``out of me`` + ``mory``). A message that a program wrapped
+    at a word and printed behind a head each of its lines repeats (a Compose service's
+    ``tabbyapi  |`` and a rich traceback's indentation; ``[rank0]:``) continues after that head:
+    the head the two lines share, up to its last blank, is dropped from the second line and the
+    rest follows the first after one space."""
+    shared = 0
+    limit = min(len(line), len(following))
+    while shared < limit and line[shared] == following[shared]:
+        shared += 1
+    cut = shared
+    while cut > 0 and following[cut - 1] not in b" \t":
+        cut -= 1
+    rest = following[cut:].lstrip(b" \t")
+    if cut < 4 or not rest or not line[cut:].strip():  # no head, or nothing after it on one line
+        return line + following
+    return line.rstrip(b" \t") + b" " + rest
+
+
 class TailLines:
     """The last TAIL_BYTES of one input, kept as the chunks it was read in (no copy), then the
     error-looking lines among them."""
@@ -273,7 +293,9 @@ class TailLines:
         the second's), one per line, at most ``limit`` and JOIN_BYTES bytes (the last pairs), and
         the number of each pair's first line: a message that a terminal, a forum or a web page
         wrapped in two (``Loaded runtime CuDNN l`` / ``ibrary: 7.4.1 but source was compiled
-        with``) reads whole again. The chunks are kept for ``take``."""
+        with``) reads whole again; a second line that repeats the first one's head (a Compose
+        service's ``name  |``, ``[rank0]:``, a traceback's indentation) continues it after that
+        head (``glue``). The chunks are kept for ``take``."""
         out: list[bytes] = []
         firsts: list[int] = []
         budget = min(limit, JOIN_BYTES)
@@ -288,7 +310,7 @@ class TailLines:
                     budget -= len(line) + len(following) + 1
                     if budget < 0:
                         break
-                    out.append(line + following)
+                    out.append(glue(line, following))
                     firsts.append(chunk.first_line + n)
                 following = line
             if budget < 0:
