@@ -32,10 +32,16 @@ def _deal(files: list[str], workers: int) -> list[list[int]]:
     return [sorted(s) for s in shares if s]
 
 
-# The parent's diagnoser, set just before the workers are forked: they inherit it compiled (the
-# prefilter's database, the signatures compiled so far) instead of each building its own, and the
-# parent uses it again to fold their results. None under 'spawn', where each worker builds one.
+# In a worker, the parent's diagnoser, handed over by the pool's initializer: under fork it
+# reaches the worker in the forked memory, compiled (the prefilter's database, the signatures
+# compiled so far), not pickled, instead of each worker building its own. None under 'spawn',
+# where each worker builds one from the rules.
 _INHERITED = None
+
+
+def _inherit(diagnoser) -> None:  # noqa: ANN001 - a Diagnoser, or None
+    global _INHERITED
+    _INHERITED = diagnoser
 
 
 def _work(args: tuple) -> tuple:
@@ -57,18 +63,13 @@ def _work(args: tuple) -> tuple:
 def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int, max_unpacked: int | None) -> dict:
     from generator.cli.diagnose import make_diagnoser  # noqa: PLC0415
 
-    global _INHERITED
     shares = _deal(files, workers)
     fork = hasattr(os, "fork")
     ctx = multiprocessing.get_context("fork" if fork else "spawn")
-    diagnoser = make_diagnoser(rules, engine)
-    _INHERITED = diagnoser if fork else None
-    try:
-        with ctx.Pool(len(shares)) as pool:
-            # under fork the workers hold the diagnoser already: the rules need not travel to them
-            results = pool.map(_work, [(None if fork else rules, engine, files, share, max_unpacked) for share in shares])
-    finally:
-        _INHERITED = None
+    diagnoser = make_diagnoser(rules, engine)  # the parent folds the workers' results with it too
+    with ctx.Pool(len(shares), initializer=_inherit, initargs=(diagnoser if fork else None,)) as pool:
+        # under fork the workers hold the diagnoser already: the rules need not travel to them
+        results = pool.map(_work, [(None if fork else rules, engine, files, share, max_unpacked) for share in shares])
     parts = []
     for status, value in results:
         if status == "error":
