@@ -133,3 +133,20 @@ def test_a_line_holding_a_whole_escaped_log_reads_as_its_lines_under_its_own_num
     stats = InputStats()
     got = list(chunks(io.BytesIO(b"first\n" + escaped + b"last\n"), stats))
     assert stats.lines == 3 and got[0].line_at(got[0].data.index(b"RuntimeError")) == 2
+
+
+def test_an_exception_reported_as_type_and_message_lines_also_reads_as_one_line() -> None:
+    """ComfyUI's error report (and Markdown summaries like it) gives an exception's type and its
+    message on two lines of their own; the message line is followed, under its own number, by
+    ``Type: message``, which is how the exception prints in a traceback (chengzeyi/Comfy-WaveSpeed#89)."""
+    report = (b"## Error Details\n- **Node ID:** 42\n- **Exception Type:** torch._dynamo.exc.BackendCompilerFailed\n"
+              b"- **Exception Message:** backend='inductor' raised:\n## Stack Trace\n")
+    assert clean(report) == report.replace(b"raised:\n", b"raised:\rtorch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n")
+    # rendered (no asterisks), the message in backticks, CRLF line ends
+    rendered = b"Exception Type: torch.OutOfMemoryError\r\nException Message: `Allocation on device`\r\n"
+    assert clean(rendered) == rendered[:-2] + b"\rtorch.OutOfMemoryError: Allocation on device\r\n"
+    # a type line not followed by a message line, or prose naming the fields, is left alone
+    for text in (b"- **Exception Type:** KeyError\n- **Node ID:** 7\n", b"The Exception Message: field is empty\n"):
+        assert clean(text) == text
+    lines, stats = _read(b"first\n" + report)
+    assert stats.lines == 6 and [n for n, line in lines if b"BackendCompilerFailed: backend" in line] == [5]

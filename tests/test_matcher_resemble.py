@@ -47,6 +47,14 @@ def test_stack_trace_headers_are_furniture_and_lead_nowhere(real_diagnoser: Diag
     assert report["resembles"] == []
 
 
+def test_a_shell_abort_line_is_furniture_and_leads_nowhere(real_diagnoser: Diagnoser) -> None:
+    """'Aborted (core dumped)' ends every C++ abort, whatever aborted: a Faiss assertion above it
+    got a container-hook lead from it (similarity 0.71 on 'aborted, core, dumped')."""
+    assert words("Aborted (core dumped)") == frozenset()
+    report = real_diagnoser.diagnose(io.BytesIO(b"step 3: ok\nAborted (core dumped)\n"))
+    assert report["findings"] == [] and report["resembles"] == []
+
+
 def test_a_line_sharing_the_distinctive_words_of_an_example_resembles_its_entry() -> None:
     r = Resembler(INDEX)
     found = r.closest([Loose(0, 7, "RuntimeError: [enforce fail] Gloo connectFullMesh failed ...")])

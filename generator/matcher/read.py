@@ -84,6 +84,22 @@ _QUOTE_MARKS = re.compile(rb"\n(?:>[ \t]?)+")  # after an LF: searched for "\n>"
 _LEADING_QUOTE_MARKS = re.compile(rb"(?:>[ \t]?)+")
 
 
+# An error report that gives an exception's type and message on two lines of their own, as
+# ComfyUI's report and other Markdown summaries do (``- **Exception Type:** X`` then
+# ``- **Exception Message:** Y``, or rendered, without the asterisks): read as ``X: Y`` too.
+_EXCEPTION_REPORT = re.compile(
+    rb"^[-*+ \t]*(?:\*\*)?Exception Type:(?:\*\*)?[ \t]*`?([A-Za-z_][\w.]*)`?[ \t]*\r?\n"
+    rb"([-*+ \t]*(?:\*\*)?Exception Message:(?:\*\*)?[ \t]*)([^\r\n]*)", re.M)
+
+
+def _exception_report(m: re.Match) -> bytes:
+    """The message line followed (after a CR, under its own number) by ``Type: message``."""
+    message = m.group(3).rstrip()
+    if len(message) > 1 and message[:1] == message[-1:] == b"`":
+        message = message[1:-1]
+    return m.group(0)[: m.end(3) - m.start(0)] + b"\r" + m.group(1) + b": " + message
+
+
 def _paste_char(m: re.Match) -> bytes:
     return _PASTE_CHARS[m.group()]
 
@@ -137,7 +153,8 @@ def clean(data: bytes) -> bytes:
     written with plain quotes reads every copy. Text a paste picked up on the way is read as the
     tool printed it: HTML character references decoded once, no-break and other wide spaces as
     a plain space, zero-width characters dropped, quote markers at a line's start (a log quoted
-    in a reply) removed.
+    in a reply) removed. An exception's type and message reported on two lines (``Exception
+    Type:`` / ``Exception Message:``) are also read as one ``Type: message``.
 
     CR is left in place: the matcher splits lines on it (progress bars redraw with bare CR,
     Windows lines end in CR LF), which handles both without copying the whole chunk.
@@ -161,6 +178,8 @@ def clean(data: bytes) -> bytes:
         data = _PASTE_OTHER.sub(_paste_char, data)
     if b"\\" in data and b"\\n" in data:
         data = _unescape_lines(data)
+    if b"Exception Message:" in data:
+        data = _EXCEPTION_REPORT.sub(_exception_report, data)
     # a quoted reply is a paste, quoted from its first lines: only its head is searched
     if data[:1] == b">" or b"\n>" in data[:QUOTE_LOOK_BYTES]:
         data = _QUOTE_MARKS.sub(b"\n", data)

@@ -75,7 +75,7 @@ been were which while after before there their they what all any our out per via
 traceback most recent call last file line error errors failed failure fail warning warn info debug fatal
 exception runtimeerror valueerror python site packages dist lib usr local home root opt self return raise see above
 below please details more information output process main module none true false
-stack trace backtrace check
+stack trace backtrace check aborted core dumped
 """.split())
 # A line worth comparing says something went wrong.
 _ERRORISH = re.compile(
