@@ -145,6 +145,9 @@ def test_an_exception_reported_as_type_and_message_lines_also_reads_as_one_line(
     # rendered (no asterisks), the message in backticks, CRLF line ends
     rendered = b"Exception Type: torch.OutOfMemoryError\r\nException Message: `Allocation on device`\r\n"
     assert clean(rendered) == rendered[:-2] + b"\rtorch.OutOfMemoryError: Allocation on device\r\n"
+    # quoted in a reply: the quote markers go first
+    quoted = b"> - **Exception Type:** torch.OutOfMemoryError\n> - **Exception Message:** Allocation on device\n"
+    assert clean(quoted) == b"- **Exception Type:** torch.OutOfMemoryError\n- **Exception Message:** Allocation on device\rtorch.OutOfMemoryError: Allocation on device\n"
     # a type line not followed by a message line, or prose naming the fields, is left alone
     for text in (b"- **Exception Type:** KeyError\n- **Node ID:** 7\n", b"The Exception Message: field is empty\n"):
         assert clean(text) == text

@@ -97,7 +97,7 @@ def _exception_report(m: re.Match) -> bytes:
     message = m.group(3).rstrip()
     if len(message) > 1 and message[:1] == message[-1:] == b"`":
         message = message[1:-1]
-    return m.group(0)[: m.end(3) - m.start(0)] + b"\r" + m.group(1) + b": " + message
+    return m.group(0) + b"\r" + m.group(1) + b": " + message
 
 
 def _paste_char(m: re.Match) -> bytes:
@@ -178,13 +178,13 @@ def clean(data: bytes) -> bytes:
         data = _PASTE_OTHER.sub(_paste_char, data)
     if b"\\" in data and b"\\n" in data:
         data = _unescape_lines(data)
-    if b"Exception Message:" in data:
-        data = _EXCEPTION_REPORT.sub(_exception_report, data)
     # a quoted reply is a paste, quoted from its first lines: only its head is searched
     if data[:1] == b">" or b"\n>" in data[:QUOTE_LOOK_BYTES]:
         data = _QUOTE_MARKS.sub(b"\n", data)
         if data[:1] == b">":
             data = data[_LEADING_QUOTE_MARKS.match(data).end():]
+    if b"Exception Message:" in data:  # after the quote markers: a report quoted in a reply too
+        data = _EXCEPTION_REPORT.sub(_exception_report, data)
     return data
 
 
