@@ -41,6 +41,7 @@ joined (``TailLines.joined``, read by ``job.Source``): a real signature match, n
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from collections import deque
@@ -261,13 +262,8 @@ def glue(line: bytes, following: bytes) -> bytes:
     ``tabbyapi  |`` and a rich traceback's indentation; ``[rank0]:``) continues after that head:
     the head the two lines share, up to its last blank, is dropped from the second line and the
     rest follows the first after one space."""
-    shared = 0
-    limit = min(len(line), len(following))
-    while shared < limit and line[shared] == following[shared]:
-        shared += 1
-    cut = shared
-    while cut > 0 and following[cut - 1] not in b" \t":
-        cut -= 1
+    shared = len(os.path.commonprefix((line, following)))
+    cut = max(following.rfind(b" ", 0, shared), following.rfind(b"\t", 0, shared)) + 1  # after the head's last blank
     rest = following[cut:].lstrip(b" \t")
     if cut < 4 or not rest or not line[cut:].strip():  # no head, or nothing after it on one line
         return line + following
