@@ -7,7 +7,8 @@ case was collected or not (``new``), an excerpt whole or cut (the collector's no
 cited by an entry (as a reference or an example's source) may have shaped what was written,
 even by someone who never read the case: the uncited figure is the one no such overlap can
 flatter. Only the scores are printed for the holdout,
-never its misses (see tests/fixtures/field/README.md).
+never its misses (see tests/fixtures/field/README.md). Last, the dev part scored leave-thread-out
+(tools/field_loto.py), whose figure tracks the holdout's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import yaml  # noqa: E402
 
 from generator.cli.diagnose import ensure_rules, evaluate, family_scores, lead_counts, make_diagnoser  # noqa: E402
 from tools.field_merge import _norm, cited_threads  # noqa: E402
+from tools import field_loto  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"
 
@@ -85,6 +87,20 @@ def main() -> int:
             lines.append(f"| {part} | {name} | {len(failing)} | {_pct(sum(r.top1 for r in failing), len(failing))} | "
                          f"{_pct(sum(r.top3 for r in failing), len(failing))} | {len(healthy)} | "
                          f"{sum(1 for r in healthy if not r.top1)} |")
+    # the dev part again, each log with nothing the corpus took from its own thread
+    # (tools/field_loto.py): a figure for unseen material whose misses may be read
+    lines += ["", "Dev, each log scored with the signatures and example lines written from its own thread left out "
+              "(tools/field_loto.py; strict: every signature with an example from the thread switched off, "
+              "lenient: only those whose every example is from it):", ""]
+    for mode in ("strict", "lenient"):
+        outcomes = field_loto.run(FIELD / "dev", mode)
+        failing = [o for o in outcomes if not o.healthy]
+        healthy = [o for o in outcomes if o.healthy]
+        per_family = ", ".join(f"{fam} {sum(o.right for o in failing if o.family == fam)}/"
+                               f"{sum(1 for o in failing if o.family == fam)}"
+                               for fam in sorted({o.family for o in failing}))
+        lines.append(f"- {mode}: top-1 {_pct(sum(o.right for o in failing), len(failing))}, false positives "
+                     f"{sum(not o.right for o in healthy)}/{len(healthy)}; {per_family}")
     lines += ["", "The figures before any work for this sample are in tests/fixtures/field/README.md."]
     body = "\n".join(lines)
     write_section("field", body)

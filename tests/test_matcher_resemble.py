@@ -333,3 +333,54 @@ def test_lines_are_joined_only_while_no_failure_is_found_and_within_the_job_budg
     job.join_left = 0
     job.read("b.log", io.BytesIO(WRAPPED))
     assert job.finish()["findings"] == []  # the budget was spent
+
+
+def _entry(eid: str, examples: list[str], counter: list[str] = (), severity: str = "high"):  # noqa: ANN202
+    from types import SimpleNamespace as NS
+
+    sig = NS(examples=[NS(line=x, source="https://example.org/t") for x in examples], counter_examples=list(counter))
+    return NS(id=eid, title=eid.replace("-", " "), aliases=[], severity=severity, signatures=[sig])
+
+
+def _corpus_of(*entries) -> list:  # noqa: ANN002
+    # word weights are ln(N / entries using the word): fill the corpus up as a real one is
+    return [*entries, *(_entry(f"other-{i}", [f"other{i} thing{i} widget{i}"]) for i in range(1000))]
+
+
+def test_a_counter_example_that_is_a_siblings_failure_line_keeps_the_lead_from_its_own_entry_only() -> None:
+    """cuBLAS's NOT_SUPPORTED line is written down as a counter-example of the INVALID_VALUE
+    signature. A reworded NOT_SUPPORTED line must still lead to the NOT_SUPPORTED entry: when
+    every counter-example silenced every entry, it led nowhere (dev field sample, each log's own
+    thread left out: 24 such logs)."""
+    invalid = _entry("cublas-invalid", ["RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling cublasSgemm"],
+                     counter=["RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasSgemm"])
+    unsupported = _entry("cublas-unsupported", ["RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasSgemm",
+                                                "CUBLAS_STATUS_NOT_SUPPORTED when calling cublasGemmEx with CUDA_R_16F"])
+    index = index_for(_corpus_of(invalid, unsupported))
+    assert "cublas-invalid" in index["near"] and "cublas_status_not_supported" not in index["quiet"]
+    line = "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasSgemm( handle, opa, opb, m, n, k)`"
+    found = Resembler(index).closest([Loose(0, 3, line)])
+    assert [f["id"] for f in found] == ["cublas-unsupported"]
+
+
+def test_a_harmless_counter_example_still_silences_every_entry() -> None:
+    """A counter-example no entry's failure line reads like (TensorFlow's warning that TensorRT
+    is absent, printed by healthy jobs) keeps every lead away, not only its own entry's."""
+    trt = _entry("tftrt-missing", ["ImportError: TF-TRT could not find libnvinfer.so.8 converter unavailable"],
+                 counter=["W py_utils.cc:30] Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT"])
+    gpu_libs = _entry("tf-gpu-libs", ["W gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries"])
+    index = index_for(_corpus_of(trt, gpu_libs))
+    assert "dlopen" in index["quiet"] and "tftrt-missing" not in index.get("near", {})
+    line = "2020-07-13 19:17:18: W py_utils.cc:30] Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT"
+    assert Resembler(index).closest([Loose(0, 1, line)]) == []
+
+
+def test_a_failure_stated_without_the_word_error_is_compared(real_diagnoser: Diagnoser) -> None:
+    """lspci's 'LnkSta: Speed 2.5GT/s (downgraded)' and a kernel's 'nvidia: Unknown symbol' say
+    something failed without 'error' or 'failed': such lines are compared too."""
+    from generator.matcher.resemble import _ERRORISH
+
+    for line in ("LnkSta: Speed 2.5GT/s (downgraded), Width x16 (ok)", "nvidia: Unknown symbol i2c_get_adapter (err -22)",
+                 "The engine plan file is generated on an incompatible device"):
+        assert _ERRORISH.search(line), line
+    assert not _ERRORISH.search("LnkSta: Speed 16GT/s (ok), Width x16 (ok)")
