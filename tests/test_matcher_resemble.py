@@ -98,6 +98,22 @@ def test_a_line_cut_inside_its_last_word_counts_the_words_that_begin_with_it() -
     assert whole and whole[0]["id"] == "unknown-error", whole
 
 
+def test_a_line_cut_inside_its_first_word_counts_the_words_that_end_with_it() -> None:
+    """A search excerpt also starts mid-word ('udnn_ops_infer64_8.dll' for cuDNN's
+    'cudnn_ops_infer64_8.dll'): the first word counts as the example's word it ends, so the
+    entry that names that library wins over one that shares only the words after the cut."""
+    index = {"docs": dict(INDEX["docs"]), "quiet": ""}
+    index["docs"].update({
+        "cudnn-dll": "could cudnn_ops_infer64_8 dll load",
+        "other-dll": "could dll load zlibwapi",
+    })
+    index["docs"].update({f"uses-dll-{i}": "dll" for i in range(300)})
+    r = Resembler(index)
+    cut = r.closest([Loose(0, 2, "udnn_ops_infer64_8.dll. Could not load zlib")])
+    assert cut and cut[0]["id"] == "cudnn-dll", cut
+    assert r.closest([Loose(0, 2, "Could not load zlibwapi.dll")])[0]["id"] == "other-dll"
+
+
 def test_an_empty_index_finds_nothing() -> None:
     assert Resembler(None).closest([Loose(0, 1, "Gloo connectFullMesh failed")]) == []
 
@@ -381,6 +397,8 @@ def test_a_failure_stated_without_the_word_error_is_compared(real_diagnoser: Dia
     from generator.matcher.resemble import _ERRORISH
 
     for line in ("LnkSta: Speed 2.5GT/s (downgraded), Width x16 (ok)", "nvidia: Unknown symbol i2c_get_adapter (err -22)",
-                 "The engine plan file is generated on an incompatible device"):
+                 "The engine plan file is generated on an incompatible device",
+                 "ResourceExhaustedError (see above for traceback): OOM when allocating tensor"):
         assert _ERRORISH.search(line), line
     assert not _ERRORISH.search("LnkSta: Speed 16GT/s (ok), Width x16 (ok)")
+    assert not _ERRORISH.search("model zoom: room for 12 more tensors")

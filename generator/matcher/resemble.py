@@ -93,7 +93,7 @@ _ERRORISH = re.compile(
     # the words of a failure stated without 'error' ('LnkSta: Speed 2.5GT/s (downgraded)', 'nvidia:
     # Unknown symbol', 'The engine plan file is generated on an incompatible device')
     r"|incompatib|unknown symbol|not available|downgraded|unrecognized|missing|exceed|terminated|segmentation fault"
-    r"|not compiled|no kernel image|disabled|not installed|not set|no longer", re.IGNORECASE)
+    r"|not compiled|no kernel image|disabled|not installed|not set|no longer|\boom", re.IGNORECASE)
 # ...unless its logger calls it routine: a line at INFO or DEBUG level ('heartbeat ok ... timeout')
 _ROUTINE = re.compile(r"(?:^|[\s\[(|])(?:INFO|DEBUG|TRACE|NOTICE)(?:[\s\])|:]|$)")
 
@@ -110,11 +110,18 @@ def words(text: str) -> frozenset[str]:
 
 
 _LAST_WORD = re.compile(_WORD.pattern + "$")
+_FIRST_WORD = re.compile(_WORD.pattern)
 
 
 def _last_word(text: str) -> str | None:
     """The word a line ends in, with no punctuation after it: where a cut line stops mid-word."""
     m = _LAST_WORD.search(text)
+    return m.group(0).lower() if m else None
+
+
+def _first_word(text: str) -> str | None:
+    """The word a line starts with, nothing before it: where an excerpt starts mid-word."""
+    m = _FIRST_WORD.match(text)
     return m.group(0).lower() if m else None
 
 
@@ -221,20 +228,22 @@ class Resembler:
                 if self.weight.get(w, self.unknown) > 0:
                     self.postings.setdefault(w, []).append(i)
 
-    def _best(self, ws: frozenset[str], fragment: str | None = None) -> dict[str, tuple[float, int]]:
+    def _best(self, ws: frozenset[str], fragment: str | None = None,
+              head: str | None = None) -> dict[str, tuple[float, int]]:
         """Per entry the best F-measure of one line against its examples (with the example's
         index); an entry whose counter-examples the line resembles at least as much is left out,
         and all are when a note's line does.
 
         ``fragment``: the line's last word, where a cut line stops mid-word (a search excerpt, a
         paste that stopped: '... failed to initialize CUDA: forward com'). It counts as itself,
-        or as the heaviest word of an example that begins with it when the example lacks the word itself ('com' as 'compatibility')."""
-        own = 0.0
-        if fragment and fragment in ws:
-            ws = ws - {fragment}
-            own = self.weight.get(fragment, self.unknown)
-        else:
-            fragment = None
+        or as the heaviest word of an example that begins with it when the example lacks the word
+        itself ('com' as 'compatibility'). ``head``: the line's first word, where an excerpt
+        starts mid-word ('udnn_cnn_infer64_8.dll'): likewise, or as a word that ends with it."""
+        cut: list[tuple[str, float, bool]] = []  # (fragment, its own weight, True: a line's end)
+        for word, at_end in ((fragment, True), (head, False)):
+            if word and word in ws and not any(word == c[0] for c in cut):
+                ws = ws - {word}
+                cut.append((word, self.weight.get(word, self.unknown), at_end))
         line_mass = sum(self.weight.get(w, self.unknown) for w in ws)
         if line_mass <= 0:
             return {}
@@ -242,7 +251,8 @@ class Resembler:
         # most one entry in twenty uses): the long lists of everyday words ('cuda', 'gpu') are not
         # walked
         reached: set[int] = set()
-        heaviest = sorted(ws, key=lambda w: -self.weight.get(w, self.unknown))[:REACH_WORDS]
+        # (a cut word reaches the examples that hold it whole)
+        heaviest = sorted(ws | {c[0] for c in cut}, key=lambda w: -self.weight.get(w, self.unknown))[:REACH_WORDS]
         for w in heaviest:
             if self.weight.get(w, self.unknown) >= self.distinctive:
                 reached.update(self.postings.get(w, ()))
@@ -251,15 +261,15 @@ class Resembler:
             doc = self.doc_words[i]
             s = sum(self.weight.get(w, self.unknown) for w in ws & doc)
             mass = line_mass
-            if fragment:
-                if fragment in doc:
+            for word, own, at_end in cut:
+                if word in doc:
                     s += own
                     mass += own
-                else:
-                    end = max((self.weight.get(w, self.unknown) for w in doc if w.startswith(fragment) and w not in ws),
-                              default=None)
-                    s += end or 0.0
-                    mass += own if end is None else end
+                    continue
+                whole = max((self.weight.get(w, self.unknown) for w in doc
+                             if (w.startswith(word) if at_end else w.endswith(word)) and w not in ws), default=None)
+                s += whole or 0.0
+                mass += own if whole is None else whole
             shared[i] = (s, mass)
         best: dict[str, tuple[float, int]] = {}
         near: dict[str, float] = {}  # per entry, how much the line resembles its counter-examples
@@ -283,7 +293,7 @@ class Resembler:
         line (source, number, text) and the words it shares with the entry's closest example."""
         found: dict[str, tuple[float, Loose, int]] = {}
         for loose in lines:
-            for entry, (f, i) in self._best(loose.terms, _last_word(loose.text)).items():
+            for entry, (f, i) in self._best(loose.terms, _last_word(loose.text), _first_word(loose.text)).items():
                 if f >= THRESHOLD and f > found.get(entry, (0.0,))[0]:
                     found[entry] = (f, loose, i)
         ranked = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[1][1].source, kv[1][1].line))
