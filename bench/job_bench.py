@@ -77,16 +77,17 @@ def main() -> int:
             os.symlink(base, folder / f"rank-{i}.log")
         total = opts.files * base.stat().st_size
         subprocess.run(["cat", *[str(p) for p in sorted(job.rglob("*.log"))]], stdout=subprocess.DEVNULL, check=True)  # warm the cache
-        kb = [sys.executable, "-m", "generator", "diagnose", str(job), "--format", "json"]
+        def kb(target: Path) -> list[str]:
+            return [sys.executable, "-m", "generator", "diagnose", str(target), "--format", "json"]
+
         # one untimed run on a small input first: the rules and the prefilter's database are built
         # and cached once, as on any machine after its first diagnosis, and not inside a timed run
         small = Path(tmp) / "small.log"
         with base.open("rb") as fh:
             small.write_bytes(fh.read(1 << 20))
-        subprocess.run([sys.executable, "-m", "generator", "diagnose", str(small), "--format", "json"], cwd=ROOT,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        one_s, one_rss, one = run([*kb, "--jobs", "1"])
-        many_s, many_rss, many = run([*kb, "--jobs", str(cores)])
+        subprocess.run(kb(small), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        one_s, one_rss, one = run([*kb(job), "--jobs", "1"])
+        many_s, many_rss, many = run([*kb(job), "--jobs", str(cores)])
     same = one == many
     gib = total / (1 << 30)
     lines = [*section_head("Whole jobs: many inputs in one kb diagnose run (bench/job_bench.py)"),
