@@ -402,3 +402,14 @@ def test_a_failure_stated_without_the_word_error_is_compared(real_diagnoser: Dia
         assert _ERRORISH.search(line), line
     assert not _ERRORISH.search("LnkSta: Speed 16GT/s (ok), Width x16 (ok)")
     assert not _ERRORISH.search("model zoom: room for 12 more tensors")
+
+
+def test_a_last_word_many_entries_use_whole_is_not_read_as_a_cut_one() -> None:
+    """'Application uses missing NVIDIA GPU' ends in a whole word: reading 'gpu' as the start of
+    an example's 'gpu_nvml' gave a Slurm lead on one shared word (field wave 22)."""
+    index = {"docs": dict(INDEX["docs"]), "quiet": ""}
+    index["docs"].update({"slurm-nvml": "gpu_nvml missing"})
+    index["docs"].update({f"uses-gpu-{i}": "gpu" for i in range(300)})
+    r = Resembler(index)
+    assert r.closest([Loose(0, 1, "PrimeGrid | Application uses missing NVIDIA GPU")]) == []
+    assert r.closest([Loose(0, 1, "slurmd: error: Application uses missing NVIDIA gpu_nv")])[0]["id"] == "slurm-nvml"

@@ -237,11 +237,16 @@ class Resembler:
         ``fragment``: the line's last word, where a cut line stops mid-word (a search excerpt, a
         paste that stopped: '... failed to initialize CUDA: forward com'). It counts as itself,
         or as the heaviest word of an example that begins with it when the example lacks the word
-        itself ('com' as 'compatibility'). ``head``: the line's first word, where an excerpt
-        starts mid-word ('udnn_cnn_infer64_8.dll'): likewise, or as a word that ends with it."""
+        itself ('com' as 'compatibility'), when few entries use it whole. ``head``: the line's
+        first word, where an excerpt starts mid-word ('udnn_cnn_infer64_8.dll'): likewise, or as
+        a word that ends with it."""
         cut: list[tuple[str, float, bool]] = []  # (fragment, its own weight, True: a line's end)
         for word, at_end in ((fragment, True), (head, False)):
-            if word and word in ws and not any(word == c[0] for c in cut):
+            # a word many entries use whole ('gpu', 'error') was not cut: only a rare or unknown
+            # one is read as a piece of a longer word ('Application uses missing NVIDIA GPU' is
+            # no 'gpu_nvml')
+            if (word and word in ws and not any(word == c[0] for c in cut)
+                    and self.weight.get(word, self.unknown) >= self.distinctive):
                 ws = ws - {word}
                 cut.append((word, self.weight.get(word, self.unknown), at_end))
         line_mass = sum(self.weight.get(w, self.unknown) for w in ws)
