@@ -40,3 +40,14 @@ def test_the_index_copy_drops_the_threads_example_lines_and_keeps_the_rest() -> 
 def test_it_refuses_to_list_the_holdouts_misses(capsys) -> None:  # noqa: ANN001
     assert field_loto.main([str(ROOT / "tests/fixtures/field/holdout"), "--misses"]) == 2
     assert "nobody reads the holdout" in capsys.readouterr().err
+
+
+def test_an_outcome_is_right_as_kb_eval_scores_it_notes_included() -> None:
+    """A note (a finding of severity info) is the answer when a job is only slow: `kb eval` counts
+    it as named, and as no false alarm on a healthy log; the leave-thread-out score does too."""
+    note_only = field_loto.Outcome("a", "nccl", ["nccl-net-socket-fallback"], [], ["nccl-net-socket-fallback"], False, True)
+    assert note_only.right
+    healthy_with_note = field_loto.Outcome("b", "nccl", ["none"], [], ["nccl-net-socket-fallback"], True, True)
+    assert healthy_with_note.right
+    healthy_with_lead = field_loto.Outcome("c", "nccl", ["none"], ["nccl-remote-error"], ["nccl-remote-error"], True, True)
+    assert not healthy_with_lead.right

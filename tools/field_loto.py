@@ -35,16 +35,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.cli.diagnose import make_diagnoser  # noqa: E402
+from generator.cli.diagnose import make_diagnoser, named  # noqa: E402
 from generator.corpus.validated import load_corpus  # noqa: E402
 from generator.exports.rules import compile_rules  # noqa: E402
 from generator.matcher.resemble import index_for  # noqa: E402
+from tools.field_merge import _norm as norm  # noqa: E402
 
 NEVER = r"\x00kb-loto-switched-off\x00"  # a pattern no log line can hold (lines never carry NUL here)
-
-
-def norm(url: str) -> str:
-    return url.split("#", 1)[0].rstrip("/")
 
 
 @dataclass
@@ -52,13 +49,14 @@ class Outcome:
     case: str
     family: str
     expected: list[str]
+    failures: list[str]  # what the report names as failures, and everything it names (`named`)
     got: list[str]
     healthy: bool
     cited: bool
 
     @property
-    def right(self) -> bool:
-        return not self.got if self.healthy else bool(self.got) and self.got[0] in self.expected
+    def right(self) -> bool:  # as `kb eval` scores top-1
+        return not self.failures if self.healthy else bool(self.got) and self.got[0] in self.expected
 
 
 def _without(entries: list, thread: str) -> list:
@@ -82,14 +80,6 @@ def switched_off(entries: list, thread: str, mode: str) -> set[tuple[str, str]]:
     return off
 
 
-def _names(report: dict) -> list[str]:
-    """What the report names, in the order `kb eval` reads it."""
-    failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
-    if report["verdict"].startswith("hang: "):
-        failures = ["hang", *failures]
-    return failures + [r["id"] for r in report.get("resembles") or []]
-
-
 def run(folder: Path, mode: str) -> list[Outcome]:
     corpus = load_corpus()
     entries = list(corpus.entries)
@@ -110,9 +100,9 @@ def run(folder: Path, mode: str) -> list[Outcome]:
             diagnoser = make_diagnoser(rules, "python")
         else:
             diagnoser = full_diagnoser
-        got = _names(diagnoser.diagnose(io.BytesIO(data)))
+        failures, got = named(diagnoser.diagnose(io.BytesIO(data)))
         expected = [str(label["expected"]), *map(str, label.get("also_acceptable") or [])]
-        outcomes.append(Outcome(str(label["id"]), str(label.get("family", "")), expected, got,
+        outcomes.append(Outcome(str(label["id"]), str(label.get("family", "")), expected, failures, got,
                                 label["expected"] == "none", thread in cited))
     return outcomes
 

@@ -303,6 +303,18 @@ def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | Non
     return shown, None  # free text ('a remote rank, not in this excerpt'): nothing to compare
 
 
+def named(report: dict) -> tuple[list[str], list[str]]:
+    """What a report names, as `kb eval` scores it: the failures (a hang first, closest-wording
+    leads last: a lead is offered as the answer, so it counts as named, and on a healthy log as
+    a false alarm), and everything in the report's order (the failures, then notes: findings of
+    severity info, such as NCCL falling back to sockets, the answer when a job is only slow)."""
+    failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
+    if report["verdict"].startswith("hang: "):
+        failures = ["hang", *failures]
+    failures += [r["id"] for r in report.get("resembles") or []]
+    return failures, failures + [f["id"] for f in report["findings"] if f["role"] == "info"]
+
+
 def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
     import yaml
 
@@ -326,16 +338,8 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
                 raise InputError(f"{log}: listed in labels.yaml but missing")
             with log.open("rb") as fh:
                 report = diagnoser.diagnose(fh)
-        failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
-        if report["verdict"].startswith("hang: "):
-            failures = ["hang", *failures]
-        # a resemblance (the closest wording, when nothing matched) is a lead the report offers
-        # as the answer: it counts as named, and on a healthy log as a false alarm
+        failures, got = named(report)
         resembled = [r["id"] for r in report.get("resembles") or []]
-        failures += resembled
-        # what the report names, in its order: failures first, then notes (findings of severity
-        # info, such as NCCL falling back to sockets: the answer when a job is only slow)
-        got = failures + [f["id"] for f in report["findings"] if f["role"] == "info"]
         if label.get("culprit") is not None:
             initiating_got, initiating_ok = _culprit(label["culprit"], report)
         else:

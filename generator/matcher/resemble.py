@@ -128,49 +128,39 @@ def _first_word(text: str) -> str | None:
 def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry objects
     """The comparison index for rules.json: per entry the words of its lines (one line of text per
     example, words sorted and space-separated), per entry the words of its signatures'
-    counter-examples (``near``), and those of the notes' lines that must stay quiet, each line
-    once."""
+    counter-examples that are a sibling's failure lines (``near``), and those of the lines that
+    must stay quiet (notes, other counter-examples), each line once."""
+
+    def line_of(text: str) -> str | None:
+        w = words(text)
+        return " ".join(sorted(w)) if len(w) >= 2 else None
+
+    def each_once(lines: dict[str, list[str]]) -> dict[str, str]:
+        return {e: "\n".join(dict.fromkeys(ls)) for e, ls in lines.items()}
+
     docs: dict[str, list[str]] = {}
     near: dict[str, list[str]] = {}
     quiet: list[str] = []
-    seen: set[tuple[int, str, frozenset[str]]] = set()
-    seen_quiet: set[str] = set()
-
-    def add(into: dict[str, list[str]], entry_id: str, text: str) -> None:
-        w = words(text)
-        if len(w) >= 2 and (id(into), entry_id, w) not in seen:
-            seen.add((id(into), entry_id, w))
-            into.setdefault(entry_id, []).append(" ".join(sorted(w)))
-
-    notes: dict[str, list[str]] = {}  # the notes' lines, quiet for every entry
-    counter: list[tuple[str, str]] = []
+    counter: list[tuple[str, str]] = []  # a failure entry's counter-examples: (entry, line)
     for e in entries:
         for text in [e.title, *e.aliases, *(ex.line for s in e.signatures for ex in s.examples)]:
-            add(notes if e.severity == "info" else docs, e.id, text)
+            if line := line_of(text):
+                (quiet.append(line) if e.severity == "info" else docs.setdefault(e.id, []).append(line))
         for s in e.signatures:
             for text in s.counter_examples:
-                if e.severity == "info":
-                    add(notes, e.id, text)
-                else:
-                    counter.append((e.id, text))
+                if line := line_of(text):
+                    (quiet.append(line) if e.severity == "info" else counter.append((e.id, line)))
     # a counter-example that reads like another entry's example line is that sibling's failure:
     # it keeps the lead away from its own entry only; any other stays quiet for every entry (a
     # harmless line written down beside a signature)
-    siblings = Resembler({"docs": {e: "\n".join(lines) for e, lines in docs.items()}, "quiet": ""})
-    for entry_id, text in counter:
-        w = words(text)
-        best = siblings._best(w) if len(w) >= 2 else {}
+    siblings = Resembler({"docs": each_once(docs), "quiet": ""})
+    for entry_id, line in counter:
+        best = siblings._best(frozenset(line.split()))
         if any(other != entry_id and f >= SIBLING for other, (f, _) in best.items()):
-            add(near, entry_id, text)
+            near.setdefault(entry_id, []).append(line)
         else:
-            add(notes, entry_id, text)
-    for lines in notes.values():
-        for line in lines:
-            if line not in seen_quiet:
-                seen_quiet.add(line)
-                quiet.append(line)
-    return {"docs": {e: "\n".join(lines) for e, lines in docs.items()},
-            "near": {e: "\n".join(lines) for e, lines in near.items()}, "quiet": "\n".join(quiet)}
+            quiet.append(line)
+    return {"docs": each_once(docs), "near": each_once(near), "quiet": "\n".join(dict.fromkeys(quiet))}
 
 
 @dataclass
@@ -199,10 +189,10 @@ class Resembler:
             for line in text.split("\n"):
                 self.entries.append(entry)
                 self.doc_words.append(frozenset(map(intern, line.split())))
-        n_quiet_from = len(self.entries)
-        # lines i >= near_from (a signature's counter-examples, then the notes) are near misses;
-        # from quiet_from on, of no entry: they silence every entry ("" marks them)
-        self.near_from = n_quiet_from
+        # lines i >= near_from are near misses: a sibling's failure lines written as an entry's
+        # counter-examples, then, from quiet_from on, lines of no entry that silence every entry
+        # ("" marks them)
+        self.near_from = len(self.entries)
         for entry, text in (index.get("near") or {}).items():
             for line in text.split("\n"):
                 self.entries.append(entry)
@@ -212,10 +202,10 @@ class Resembler:
             self.entries.append("")
             self.doc_words.append(frozenset(map(intern, text.split())))
         users: dict[str, set[str]] = {}
-        for entry, ws in zip(self.entries[:n_quiet_from], self.doc_words[:n_quiet_from]):
+        for entry, ws in zip(self.entries[:self.near_from], self.doc_words[:self.near_from]):
             for w in ws:
                 users.setdefault(w, set()).add(entry)
-        self.n = max(1, len(set(self.entries[:n_quiet_from])))
+        self.n = max(1, len(set(self.entries[:self.near_from])))
         self.weight = {w: math.log(self.n / len(es)) for w, es in users.items()}
         self.unknown = math.log(self.n) if self.n > 1 else 1.0
         self.min_shared = MIN_SHARED * self.unknown
@@ -241,12 +231,11 @@ class Resembler:
         first word, where an excerpt starts mid-word ('udnn_cnn_infer64_8.dll'): likewise, or as
         a word that ends with it."""
         cut: list[tuple[str, float, bool]] = []  # (fragment, its own weight, True: a line's end)
-        for word, at_end in ((fragment, True), (head, False)):
+        for word, at_end in ((fragment, True), (head if head != fragment else None, False)):
             # a word many entries use whole ('gpu', 'error') was not cut: only a rare or unknown
             # one is read as a piece of a longer word ('Application uses missing NVIDIA GPU' is
             # no 'gpu_nvml')
-            if (word and word in ws and not any(word == c[0] for c in cut)
-                    and self.weight.get(word, self.unknown) >= self.distinctive):
+            if word and word in ws and self.weight.get(word, self.unknown) >= self.distinctive:
                 ws = ws - {word}
                 cut.append((word, self.weight.get(word, self.unknown), at_end))
         line_mass = sum(self.weight.get(w, self.unknown) for w in ws)
