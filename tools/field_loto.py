@@ -80,11 +80,25 @@ def switched_off(entries: list, thread: str, mode: str) -> set[tuple[str, str]]:
     return off
 
 
-def run(folder: Path, mode: str) -> list[Outcome]:
+@dataclass
+class Prepared:
+    """The corpus and its full rules, loaded once for any number of runs (both modes)."""
+
+    entries: list
+    full: dict
+    cited: set[str]
+
+
+def prepare() -> Prepared:
     corpus = load_corpus()
     entries = list(corpus.entries)
-    full = compile_rules(corpus)
-    cited = {norm(x.source) for e in entries for s in e.signatures for x in s.examples}
+    return Prepared(entries, compile_rules(corpus),
+                    {norm(x.source) for e in entries for s in e.signatures for x in s.examples})
+
+
+def run(folder: Path, mode: str, prepared: Prepared | None = None) -> list[Outcome]:
+    p = prepared or prepare()
+    entries, full, cited = p.entries, p.full, p.cited
     full_diagnoser = make_diagnoser(full, "auto")
     labels = yaml.safe_load((folder / "labels.yaml").read_text(encoding="utf-8"))
     outcomes = []
