@@ -2,9 +2,9 @@
 
 When the corpus gains an entry that names a failure more precisely than the id a label was
 written with (the collectors labelled logs before these entries existed), both ids become
-acceptable, by rule, in dev and holdout alike. The rule reads only labels, never the holdout's
-cases or results. Each rule is listed here with why; rerunning the script changes nothing once
-applied.
+acceptable, by rule, in dev and holdout alike (a rule in ONE_WAY only for labels written with its
+first id). The rule reads only labels, never the holdout's cases or results. Each rule is listed
+here with why; rerunning the script changes nothing once applied.
 
     .venv/bin/python tools/field_equivalents.py tests/fixtures/field
 """
@@ -49,17 +49,27 @@ RULES = [
      "(the note, the only line when the run fails after it)"),
 ]
 
+# One way only: a case labelled with the first id also accepts the second, not the reverse (the
+# second names more causes than the first)
+ONE_WAY = [
+    (None, "driver-not-loaded", "container-toolkit-library-missing",
+     "the container hook's 'nvml error: driver not loaded' is the host's kernel module not loaded, seen through "
+     "the NVIDIA Container Toolkit: the entry container-toolkit-library-missing names that variant and gives "
+     "the same fix (load the module, find why it was not). Not the reverse: that entry's other causes (no "
+     "libnvidia-ml.so.1, a sandboxed engine, WSL) are not a module left unloaded"),
+]
+
 
 def apply(labels: list[dict]) -> int:
     changed = 0
+    pairs = [(f, a, b) for f, e, x, _why in RULES for a, b in ((e, x), (x, e))]
+    pairs += [(f, e, x) for f, e, x, _why in ONE_WAY]
     for item in labels:
-        for family, expected, alias, _why in RULES:
-            if family not in (None, item.get("family")):
-                continue
-            for a, b in ((expected, alias), (alias, expected)):
-                if item["expected"] == a and b not in (item.get("also_acceptable") or []):
-                    item["also_acceptable"] = [*(item.get("also_acceptable") or []), b]
-                    changed += 1
+        for family, a, b in pairs:
+            if family in (None, item.get("family")) and item["expected"] == a \
+                    and b not in (item.get("also_acceptable") or []):
+                item["also_acceptable"] = [*(item.get("also_acceptable") or []), b]
+                changed += 1
     return changed
 
 
