@@ -9,11 +9,15 @@ fair to study for changes to the engine (reading, ranking, the closest wording),
 signature aimed at the listed case.
 
 How. For each dev case, its thread (the label's ``source``, without fragment or trailing slash):
-- the closest-wording index is rebuilt without the example lines that cite the thread;
+- the closest-wording index is rebuilt without the example lines that cite the thread, and
+  without the counter-examples found word for word in the case's log and in no other log of the
+  folder (a counter-example carries no source: one copied from the thread is known by being in
+  its log alone; a line many logs hold, a sibling failure's message, is not the thread's own);
 - signatures written from the thread are switched off (their pattern can no longer match):
   ``--mode lenient`` those whose every example cites it, ``--mode strict`` (default) those with
   any example from it, since a pattern widened for one more thread's wording was shaped by it.
-A case whose thread the corpus does not cite is diagnosed with the full rules. Healthy logs are
+A case whose thread the corpus does not cite, and whose log holds no counter-example, is
+diagnosed with the full rules. Healthy logs are
 scored the same way (a finding on them is a false positive).
 
     .venv/bin/python tools/field_loto.py [--mode strict|lenient] [--misses] [FOLDER]
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -59,12 +64,23 @@ class Outcome:
         return not self.failures if self.healthy else bool(self.got) and self.got[0] in self.expected
 
 
-def _without(entries: list, thread: str) -> list:
-    """Light copies of the entries without the example lines that cite ``thread`` (for index_for)."""
+MIN_COPIED = 12  # a shorter counter-example ('Killed') may be in a log without having been copied from it
+
+
+def copied(entries: list, log: str) -> set[str]:
+    """The counter-examples that occur word for word in ``log``: written from the case's thread."""
+    return {c for e in entries for s in e.signatures for c in s.counter_examples
+            if len(c.strip()) >= MIN_COPIED and c.strip() in log}
+
+
+def _without(entries: list, thread: str, drop: set[str] = frozenset()) -> list:
+    """Light copies of the entries without the example lines that cite ``thread`` and without the
+    counter-examples in ``drop`` (for index_for)."""
     out = []
     for e in entries:
         sigs = [SimpleNamespace(examples=[x for x in s.examples if norm(x.source) != thread],
-                                counter_examples=s.counter_examples) for s in e.signatures]
+                                counter_examples=[c for c in s.counter_examples if c not in drop])
+                for s in e.signatures]
         out.append(SimpleNamespace(id=e.id, title=e.title, aliases=e.aliases, severity=e.severity, signatures=sigs))
     return out
 
@@ -101,16 +117,20 @@ def run(folder: Path, mode: str, prepared: Prepared | None = None) -> list[Outco
     entries, full, cited = p.entries, p.full, p.cited
     full_diagnoser = make_diagnoser(full, "auto")
     labels = yaml.safe_load((folder / "labels.yaml").read_text(encoding="utf-8"))
+    found = {str(label["id"]): copied(entries, (folder / "cases" / f"{label['id']}.log").read_text("utf-8", "replace"))
+             for label in labels}
+    holders = Counter(c for cs in found.values() for c in cs)
     outcomes = []
     for label in labels:
         thread = norm(str(label["source"]))
         data = (folder / "cases" / f"{label['id']}.log").read_bytes()
-        if thread in cited:
+        drop = {c for c in found[str(label["id"])] if holders[c] == 1}
+        if thread in cited or drop:
             off = switched_off(entries, thread, mode)
             rules = dict(full)
             rules["signatures"] = [dict(s, pattern=NEVER) if (s["entry"], s["id"]) in off else s
                                    for s in full["signatures"]]
-            rules["resemble"] = index_for(_without(entries, thread))
+            rules["resemble"] = index_for(_without(entries, thread, drop))
             diagnoser = make_diagnoser(rules, "python")
         else:
             diagnoser = full_diagnoser
