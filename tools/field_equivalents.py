@@ -47,6 +47,10 @@ RULES = [
      "both name a TensorRT engine used on a GPU other than the one it was built on: a different compute "
      "capability is refused (the failure), a different model of the same capability loads with a warning "
      "(the note, the only line when the run fails after it)"),
+    (None, "fsdp2-mixed-precision-frozen-lazy-init-grad-dtype", "fsdp-mixed-precision-grad-dtype-mismatch",
+     "the proposed id was written as the broader entry fsdp-mixed-precision-grad-dtype-mismatch: PyTorch's check "
+     "of a gradient's dtype against its parameter's, which several FSDP mixed-precision bugs trip, the FSDP2 "
+     "frozen-parameter one among them (its workaround is that entry's first fix)"),
 ]
 
 # One way only: a case labelled with the first id also accepts the second, not the reverse (the
@@ -57,6 +61,11 @@ ONE_WAY = [
      "the NVIDIA Container Toolkit: the entry container-toolkit-library-missing names that variant and gives "
      "the same fix (load the module, find why it was not). Not the reverse: that entry's other causes (no "
      "libnvidia-ml.so.1, a sandboxed engine, WSL) are not a module left unloaded"),
+    (None, "container-nvidia-smi-not-found", "host-nvidia-smi-not-found",
+     "the general entry names a container started without GPUs among the places 'nvidia-smi: command not "
+     "found' comes from, with the same fix (start it with --gpus); where the shell prints the line without "
+     "the container engine's own wording, the log cannot tell the container from a host. Not the reverse: a "
+     "login node or a host without the driver is no container"),
 ]
 
 
