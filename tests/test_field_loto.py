@@ -47,6 +47,12 @@ def test_counter_examples_found_in_the_cases_log_are_left_out_as_copied_from_its
     assert [x.line for x in kept[0].signatures[1].examples] == ["FooError: gadget jammed", "FooError: gadget stuck"]
 
 
+def test_only_a_counter_example_in_no_other_cases_log_counts_as_copied_from_the_thread() -> None:
+    found = {"a": {"FooError: gadget fine", "Traceback (most recent call last):"},
+             "b": {"Traceback (most recent call last):"}, "c": set()}
+    assert field_loto.own(found) == {"a": {"FooError: gadget fine"}, "b": set(), "c": set()}
+
+
 def test_it_refuses_to_list_the_holdouts_misses(capsys) -> None:  # noqa: ANN001
     assert field_loto.main([str(ROOT / "tests/fixtures/field/holdout"), "--misses"]) == 2
     assert "nobody reads the holdout" in capsys.readouterr().err

@@ -16,9 +16,9 @@ How. For each dev case, its thread (the label's ``source``, without fragment or 
 - signatures written from the thread are switched off (their pattern can no longer match):
   ``--mode lenient`` those whose every example cites it, ``--mode strict`` (default) those with
   any example from it, since a pattern widened for one more thread's wording was shaped by it.
-A case whose thread the corpus does not cite, and whose log holds no counter-example, is
-diagnosed with the full rules. Healthy logs are
-scored the same way (a finding on them is a false positive).
+A case whose thread the corpus does not cite, and whose log holds no counter-example of its own,
+is diagnosed with the full rules. Healthy logs are scored the same way (a finding on them is a
+false positive).
 
     .venv/bin/python tools/field_loto.py [--mode strict|lenient] [--misses] [FOLDER]
 
@@ -68,9 +68,16 @@ MIN_COPIED = 12  # a shorter counter-example ('Killed') may be in a log without 
 
 
 def copied(entries: list, log: str) -> set[str]:
-    """The counter-examples that occur word for word in ``log``: written from the case's thread."""
+    """The counter-examples that occur word for word in ``log``."""
     return {c for e in entries for s in e.signatures for c in s.counter_examples
             if len(c.strip()) >= MIN_COPIED and c.strip() in log}
+
+
+def own(found: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Per case, the counter-examples found in its log and in no other case's log: those were
+    copied from its thread (a line many logs hold, such as a sibling failure's message, is not)."""
+    holders = Counter(c for cs in found.values() for c in cs)
+    return {case: {c for c in cs if holders[c] == 1} for case, cs in found.items()}
 
 
 def _without(entries: list, thread: str, drop: set[str] = frozenset()) -> list:
@@ -117,14 +124,13 @@ def run(folder: Path, mode: str, prepared: Prepared | None = None) -> list[Outco
     entries, full, cited = p.entries, p.full, p.cited
     full_diagnoser = make_diagnoser(full, "auto")
     labels = yaml.safe_load((folder / "labels.yaml").read_text(encoding="utf-8"))
-    found = {str(label["id"]): copied(entries, (folder / "cases" / f"{label['id']}.log").read_text("utf-8", "replace"))
-             for label in labels}
-    holders = Counter(c for cs in found.values() for c in cs)
+    drops = own({str(label["id"]): copied(entries, (folder / "cases" / f"{label['id']}.log").read_text("utf-8", "replace"))
+                 for label in labels})
     outcomes = []
     for label in labels:
         thread = norm(str(label["source"]))
         data = (folder / "cases" / f"{label['id']}.log").read_bytes()
-        drop = {c for c in found[str(label["id"])] if holders[c] == 1}
+        drop = drops[str(label["id"])]
         if thread in cited or drop:
             off = switched_off(entries, thread, mode)
             rules = dict(full)
