@@ -40,9 +40,10 @@ def test_the_index_copy_drops_the_threads_example_lines_and_keeps_the_rest() -> 
 def test_counter_examples_found_in_the_cases_log_are_left_out_as_copied_from_its_thread() -> None:
     entries = _entries()
     log = "step 3\nFooError: gadget fine\nFooError: widget jammed\n"
-    assert field_loto.copied(entries, log) == {"FooError: gadget fine"}
-    assert field_loto.copied(entries, "FooError: gadget") == set()  # only a whole counter-example counts
-    kept = field_loto._without(entries, "https://x.org/none", field_loto.copied(entries, log))
+    counters = field_loto.counter_examples(entries)
+    assert field_loto.copied(counters, log) == {"FooError: gadget fine"}
+    assert field_loto.copied(counters, "FooError: gadget") == set()  # only a whole counter-example counts
+    kept = field_loto._without(entries, "https://x.org/none", field_loto.copied(counters, log))
     assert kept[0].signatures[1].counter_examples == []
     assert [x.line for x in kept[0].signatures[1].examples] == ["FooError: gadget jammed", "FooError: gadget stuck"]
 

@@ -67,10 +67,16 @@ class Outcome:
 MIN_COPIED = 12  # a shorter counter-example ('Killed') may be in a log without having been copied from it
 
 
-def copied(entries: list, log: str) -> set[str]:
-    """The counter-examples that occur word for word in ``log``."""
-    return {c for e in entries for s in e.signatures for c in s.counter_examples
-            if len(c.strip()) >= MIN_COPIED and c.strip() in log}
+def counter_examples(entries: list) -> dict[str, str]:
+    """Every counter-example long enough to be told apart as copied, with the text searched for
+    (without surrounding space); gathered once for all logs."""
+    return {c: c.strip() for e in entries for s in e.signatures for c in s.counter_examples
+            if len(c.strip()) >= MIN_COPIED}
+
+
+def copied(counters: dict[str, str], log: str) -> set[str]:
+    """The counter-examples (from ``counter_examples``) that occur word for word in ``log``."""
+    return {c for c, text in counters.items() if text in log}
 
 
 def own(found: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -124,12 +130,13 @@ def run(folder: Path, mode: str, prepared: Prepared | None = None) -> list[Outco
     entries, full, cited = p.entries, p.full, p.cited
     full_diagnoser = make_diagnoser(full, "auto")
     labels = yaml.safe_load((folder / "labels.yaml").read_text(encoding="utf-8"))
-    drops = own({str(label["id"]): copied(entries, (folder / "cases" / f"{label['id']}.log").read_text("utf-8", "replace"))
-                 for label in labels})
+    logs = {str(label["id"]): (folder / "cases" / f"{label['id']}.log").read_bytes() for label in labels}
+    counters = counter_examples(entries)
+    drops = own({case: copied(counters, data.decode("utf-8", "replace")) for case, data in logs.items()})
     outcomes = []
     for label in labels:
         thread = norm(str(label["source"]))
-        data = (folder / "cases" / f"{label['id']}.log").read_bytes()
+        data = logs[str(label["id"])]
         drop = drops[str(label["id"])]
         if thread in cited or drop:
             off = switched_off(entries, thread, mode)
