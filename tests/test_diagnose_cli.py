@@ -127,6 +127,36 @@ def test_eval_scores_failure_logs_apart_from_healthy_ones(tmp_path: Path) -> Non
     assert result.code == 1, result.out  # 50 % < 60 %
 
 
+def test_eval_lists_every_problem_of_a_hand_edited_labels_file(tmp_path: Path) -> None:
+    """A case without id or expected, a repeated id, a scalar for a list: every problem with its
+    line, one count, exit 2, no traceback (a KeyError on the first bad case used to end it)."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "x.log").write_text("all good\n", encoding="utf-8")
+    (tmp_path / "labels.yaml").write_text(
+        "- id: x\n  expected: none\n- foo: 1\n- id: x\n  expected: xid-79\n  also_acceptable: xid-48\n- 3\n",
+        encoding="utf-8")
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 2, result.err
+    assert "Traceback" not in result.err, result.err
+    lines = [line.split(str(tmp_path / "labels.yaml") + ":", 1)[1] for line in result.err.splitlines()
+             if str(tmp_path / "labels.yaml") + ":" in line]
+    assert lines[:5] == ["3:3: case without `id`", "3:3: case without `expected`",
+                         "4:3: case x is listed twice (first on line 1)", "4:3: `also_acceptable` must be a list",
+                         "7:3: a case is a mapping with `id` and `expected`, not int"], result.err
+    assert "5 problem(s)" in result.err, result.err
+
+
+def test_eval_says_where_labels_yaml_is_broken(tmp_path: Path) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "labels.yaml").write_text("- id: x\n  expected: [xid-79\n", encoding="utf-8")
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert re.search(r"labels\.yaml:3:1: expected ',' or '\]'", result.err), result.err
+    (tmp_path / "labels.yaml").write_bytes(b"\xff\xfe- id")
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 2 and "not UTF-8 text" in result.err, result.err
+
+
 def test_project_fixtures_cover_every_category_of_the_corpus() -> None:
     labels = yaml.safe_load((ROOT / "tests" / "fixtures" / "logs" / "labels.yaml").read_text(encoding="utf-8"))
     category = {path.stem: path.parent.name for path in (ROOT / "kb" / "entries").rglob("*.yaml")}

@@ -321,12 +321,7 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
     labels_path = folder / "labels.yaml"
     if not labels_path.exists():
         raise InputError(f"{folder}: no labels.yaml; an eval folder holds cases/*.log and labels.yaml")
-    try:
-        labels = yaml.safe_load(labels_path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"{labels_path}: not valid YAML: {exc}") from None
-    if not isinstance(labels, list):
-        raise InputError(f"{labels_path}: expected a list of cases")
+    labels = _read_labels(labels_path)
     results = []
     for label in labels:
         case = str(label["id"])
@@ -358,6 +353,48 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
         result.resembled = bool(resembled) and failures[0] == resembled[0]
         results.append(result)
     return results
+
+
+def _read_labels(path: Path) -> list[dict]:
+    """labels.yaml as a list of cases, each with an ``id`` and an ``expected`` id; every problem
+    is reported at once, with its line and column, so a hand-edited file is mended in one pass."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        labels = yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text; labels.yaml is a YAML list of cases") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        reason = getattr(exc, "problem", None) or "not valid YAML"
+        raise InputError(f"{where}: {reason}\n    hint: fix the YAML syntax there; quote values that contain ': '") from None
+    if not isinstance(labels, list) or not isinstance(root, yaml.SequenceNode):
+        raise InputError(f"{path}: expected a list of cases (- id: ..., expected: ...)")
+    problems = []
+    seen: dict[str, int] = {}
+    for label, node in zip(labels, root.value):
+        where = f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+        if not isinstance(label, dict):
+            problems.append(f"{where}: a case is a mapping with `id` and `expected`, not {type(label).__name__}")
+            continue
+        for key in ("id", "expected"):
+            if label.get(key) in (None, ""):
+                problems.append(f"{where}: case without `{key}`")
+        if label.get("id") not in (None, ""):
+            case = str(label["id"])
+            if case in seen:
+                problems.append(f"{where}: case {case} is listed twice (first on line {seen[case]})")
+            seen.setdefault(case, node.start_mark.line + 1)
+        for key in ("also_acceptable", "files"):
+            if label.get(key) is not None and not isinstance(label[key], list):
+                problems.append(f"{where}: `{key}` must be a list")
+    if problems:
+        raise InputError("\n".join([*problems, f"{path}: {len(problems)} problem(s); each case needs an `id` "
+                                     "(its log is cases/<id>.log) and the `expected` entry id, or none for a healthy log"]))
+    return labels
 
 
 def _case_inputs(case_dir: Path, files: list[str]) -> list[str]:
