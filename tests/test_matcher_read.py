@@ -52,12 +52,12 @@ def test_clean_reads_wide_and_no_break_spaces_as_plain_ones_and_drops_zero_width
 def test_every_character_the_paste_patterns_find_has_a_replacement() -> None:
     """clean() looks characters up by what its patterns matched: a byte form one finds and the
     table lacks would stop reading the log with a KeyError."""
-    from generator.matcher.read import _PASTE_CHARS, _PASTE_E280, _PASTE_OTHER
+    from generator.matcher.read import _PASTE_CHARS, _PASTE_E2, _PASTE_OTHER
 
     for lead in (b"\xe2\x80", b"\xe2\x81", b"\xe3\x80", b"\xef\xbb"):
         for last in range(0x80, 0xC0):
             char = lead + bytes([last])
-            if _PASTE_E280.fullmatch(char) or _PASTE_OTHER.fullmatch(char):
+            if _PASTE_E2.fullmatch(char) or _PASTE_OTHER.fullmatch(char):
                 assert char in _PASTE_CHARS, char
     assert clean("\u2018a\u2019 \u201cb\u201d\u2003c\u200dd\n".encode()) == b"'a' \"b\" cd\n"
 
@@ -153,3 +153,14 @@ def test_an_exception_reported_as_type_and_message_lines_also_reads_as_one_line(
         assert clean(text) == text
     lines, stats = _read(b"first\n" + report)
     assert stats.lines == 6 and [n for n, line in lines if b"BackendCompilerFailed: backend" in line] == [5]
+
+
+def test_clean_reads_paste_characters_among_block_drawing_ones() -> None:
+    """Progress bars draw with U+2588 and friends, which share the lead byte of the quotes and
+    wide spaces: clean() must still replace those when both kinds fill a chunk."""
+    bar = "\u2588" * 40 + "\u258f"
+    text = f"Epoch 1: {bar}| 10/10\n\u201cCUDA out of memory\u201d\u2002at\u205fstep\u3000\ufeff1\n" * 3
+    cleaned = clean(text.encode())
+    assert cleaned.count("\u2588".encode()) == 120
+    assert b'"CUDA out of memory" at step 1\n' in cleaned
+    assert b"\xe2\x80" not in cleaned and b"\xe2\x81" not in cleaned and b"\xef\xbb\xbf" not in cleaned

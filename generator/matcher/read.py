@@ -67,8 +67,11 @@ _PASTE_CHARS = {
 }
 # one pattern per lead: a pattern that starts with a fixed run of bytes is searched for that
 # run (fast), an alternation of different first bytes is tried at every position (20x slower)
-_PASTE_E280 = re.compile(rb"\xe2\x80[\x80-\x8d\x98\x99\x9c\x9d\xaf]")
-_PASTE_OTHER = re.compile(rb"\xe2\x81[\x9f\xa0]|\xe3\x80\x80|\xef\xbb\xbf")
+# Led by one byte each, so that the search for that byte (a memchr) runs before the pattern. A
+# two-byte ``in`` test would cost more than the pattern itself where the lead byte is frequent
+# (progress bars draw with U+2588 and friends, \xe2\x96\x88): 0.9 ms against 0.3 ms per MiB.
+_PASTE_E2 = re.compile(rb"\xe2(?:\x80[\x80-\x8d\x98\x99\x9c\x9d\xaf]|\x81[\x9f\xa0])")
+_PASTE_OTHER = re.compile(rb"\xe3\x80\x80|\xef\xbb\xbf")
 # HTML character references left in text copied from page source, a mail or an API response.
 # Decoded once (``&amp;lt;`` reads as ``&lt;``); a control character never becomes one (a
 # reference to LF must not add a line), it reads as a space.
@@ -171,10 +174,9 @@ def clean(data: bytes) -> bytes:
         data = _BACKSLASH_RUN.sub(rb"\\", data)
     if b"\xc2" in data and _NBSP in data:
         data = data.replace(_NBSP, b" ")
-    if b"\xe2" in data and b"\xe2\x80" in data:  # the quotes' and most spaces' lead bytes (also dashes)
-        data = _PASTE_E280.sub(_paste_char, data)
-    if ((b"\xe2" in data and b"\xe2\x81" in data) or (b"\xe3" in data and b"\xe3\x80\x80" in data)
-            or (b"\xef" in data and b"\xef\xbb\xbf" in data)):
+    if b"\xe2" in data:  # the quotes' and most spaces' lead byte (also dashes, box and block drawing)
+        data = _PASTE_E2.sub(_paste_char, data)
+    if (b"\xe3" in data and b"\xe3\x80\x80" in data) or (b"\xef" in data and b"\xef\xbb\xbf" in data):
         data = _PASTE_OTHER.sub(_paste_char, data)
     if b"\\" in data and b"\\n" in data:
         data = _unescape_lines(data)
