@@ -213,7 +213,7 @@ class Resembler:
         self.mass: list[float] = []
         self.postings: dict[str, list[int]] = {}
         for i, ws in enumerate(self.doc_words):
-            self.mass.append(sum(self.weight.get(w, self.unknown) for w in ws))
+            self.mass.append(math.fsum(self.weight.get(w, self.unknown) for w in ws))
             for w in ws:
                 if self.weight.get(w, self.unknown) > 0:
                     self.postings.setdefault(w, []).append(i)
@@ -238,7 +238,7 @@ class Resembler:
             if word and word in ws and self.weight.get(word, self.unknown) >= self.distinctive:
                 ws = ws - {word}
                 cut.append((word, self.weight.get(word, self.unknown), at_end))
-        line_mass = sum(self.weight.get(w, self.unknown) for w in ws)
+        line_mass = math.fsum(self.weight.get(w, self.unknown) for w in ws)
         if line_mass <= 0:
             return {}
         # the examples reached through a distinctive word among the line's heaviest (one that at
@@ -246,14 +246,14 @@ class Resembler:
         # walked
         reached: set[int] = set()
         # (a cut word reaches the examples that hold it whole)
-        heaviest = sorted(ws | {c[0] for c in cut}, key=lambda w: -self.weight.get(w, self.unknown))[:REACH_WORDS]
+        heaviest = sorted(ws | {c[0] for c in cut}, key=lambda w: (-self.weight.get(w, self.unknown), w))[:REACH_WORDS]
         for w in heaviest:
             if self.weight.get(w, self.unknown) >= self.distinctive:
                 reached.update(self.postings.get(w, ()))
         shared: dict[int, tuple[float, float]] = {}  # example -> (shared weight, the line's weight against it)
         for i in reached:
             doc = self.doc_words[i]
-            s = sum(self.weight.get(w, self.unknown) for w in ws & doc)
+            s = math.fsum(self.weight.get(w, self.unknown) for w in ws & doc)
             mass = line_mass
             for word, own, at_end in cut:
                 if word in doc:
