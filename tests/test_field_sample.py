@@ -20,6 +20,12 @@ def _labels(part: str) -> list[dict]:
     return yaml.safe_load((FIELD / part / "labels.yaml").read_text(encoding="utf-8"))
 
 
+def _record(name: str) -> set[str]:
+    """The lines of a record file beside the sample (one item per line, # comments)."""
+    text = (FIELD / name).read_text(encoding="utf-8")
+    return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
+
+
 def test_every_case_has_its_log_source_query_and_expected_answer() -> None:
     ids = set()
     for part in PARTS:
@@ -38,8 +44,7 @@ def test_no_entry_cites_a_holdout_thread_beyond_the_recorded_ones() -> None:
     (a reference or an example's source) is a leak unless holdout-cited.txt records it."""
     from tools.field_merge import _norm, cited_threads
 
-    recorded = {line.strip() for line in (FIELD / "holdout-cited.txt").read_text(encoding="utf-8").splitlines()
-                if line.strip() and not line.startswith("#")}
+    recorded = _record("holdout-cited.txt")
     held = {_norm(item["source"]) for item in _labels("holdout")}
     cited = cited_threads(ROOT / "kb" / "entries") & held
     assert not cited - recorded, f"entries cite holdout threads: {sorted(cited - recorded)}"
@@ -70,12 +75,7 @@ def test_no_finding_on_the_healthy_logs(part: str) -> None:
     assert healthy
     # a holdout log recorded in holdout-healthy-leads.txt draws a closest-wording lead that nobody
     # may study; anything else named on a healthy log, and any signature finding, fails
-    recorded = _recorded_leads() if part == "holdout" else set()
+    recorded = _record("holdout-healthy-leads.txt") if part == "holdout" else set()
     wrong = {r.case: (r.got, r.resembled) for r in healthy if not r.top1}
     assert all(resembled for _, resembled in wrong.values()), f"signature findings on healthy logs: {wrong}"
     assert set(wrong) == recorded, f"healthy logs with a finding: {sorted(wrong)}, recorded: {sorted(recorded)}"
-
-
-def _recorded_leads() -> set[str]:
-    text = (FIELD / "holdout-healthy-leads.txt").read_text(encoding="utf-8")
-    return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
