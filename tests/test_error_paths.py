@@ -180,3 +180,23 @@ def test_two_builds_at_once_never_share_a_temporary_file(tmp_path: Path) -> None
     assert errors == [] and list(tmp_path.iterdir()) == [target]
     lines = set(target.read_text().splitlines())
     assert len(lines) == 1  # one writer's whole content, never a mix
+
+
+def test_an_entry_cannot_drive_the_terminal_or_the_ci_log_through_a_problem(tmp_path: Path, monkeypatch) -> None:
+    """Red team s24: a key written "\\e]0;...\\a\\e[2J" in YAML, or a file name holding ESC or a line
+    break, reached the terminal raw through `kb validate` (clearing it, setting its title), and a
+    line break in a file name started a workflow command of its own in a GitHub Actions log."""
+    base = (ROOT / "tests" / "golden" / "validate" / "clean" / "entries" / "cuda" / "demo-failure.yaml").read_text()
+    folder = tmp_path / "entries" / "cuda"
+    folder.mkdir(parents=True)
+    (folder / "demo-failure.yaml").write_text(base + '"\\e]0;owned\\a\\e[2J": v\n', encoding="utf-8")
+    (folder / "odd\x1b[2J\nname.yaml").write_text(base, encoding="utf-8")
+    result = run_kb("validate", str(tmp_path / "entries"))
+    assert result.code == 1
+    assert "\x1b" not in result.out and "\x07" not in result.out
+    assert "unknown field '\\x1b]0;owned\\x07\\x1b[2J'" in result.out and "odd\\x1b[2J\\x0aname.yaml" in result.out
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = run_kb("validate", str(tmp_path / "entries"))
+    commands = [line for line in result.out.splitlines() if line]
+    assert all(line.startswith("::error file=") for line in commands), commands
+    assert any("odd\\x1b[2J%0Aname.yaml" in line for line in commands)

@@ -137,3 +137,48 @@ def test_values_nested_too_deeply_are_refused_before_construction(tmp_path) -> N
     assert loaded.entry is None
     assert [p.code for p in problems] == ["KB001"]
     assert f"nested more than {MAX_NESTING} levels deep" in problems[0].message
+
+
+def test_a_small_file_of_many_values_is_refused_before_the_model_sees_it(tmp_path) -> None:
+    """Red team s24: a 1 MB list of `1,` (500,000 values) took 650 MB once each value failed the model."""
+    from generator.corpus.load import MAX_VALUES, load_file
+
+    text = BASE.read_text() + "tags: [" + "1," * (MAX_VALUES + 10) + "]\n"
+    assert len(text) < load.MAX_ENTRY_BYTES
+    loaded, problems = load_file(_write(tmp_path, text))
+    assert loaded.entry is None and [p.code for p in problems] == ["KB001"]
+    assert f"more than {MAX_VALUES:,} values" in problems[0].message and problems[0].hint
+
+
+def test_thousands_of_model_errors_are_listed_up_to_a_bound_and_counted(tmp_path) -> None:
+    """Red team s24: 50,000 unknown keys (500 KB) cost a 'did you mean' search and a walk of the
+    mapping per key: validation ran for minutes. The first ones are listed, the rest counted."""
+    import time
+
+    from generator.corpus.load import MAX_MODEL_PROBLEMS, load_file
+
+    extra = 20_000
+    text = BASE.read_text() + "".join(f"k{i}: v\n" for i in range(extra))
+    started = time.monotonic()
+    _, problems = load_file(_write(tmp_path, text))
+    assert time.monotonic() - started < 5
+    unknown = [p for p in problems if p.code == "KB003"]
+    assert len(unknown) == MAX_MODEL_PROBLEMS and unknown[0].message == "unknown field 'k0'"
+    summary = [p for p in problems if "not listed" in p.message]
+    assert len(summary) == 1 and f"{extra - MAX_MODEL_PROBLEMS:,} more problems" in summary[0].message
+    assert summary[0].line == BASE.read_text().count("\n") + MAX_MODEL_PROBLEMS + 1  # at the first key not listed
+
+
+@pytest.mark.parametrize("raw, message, hint", [
+    ("utf-16", "file is UTF-16 text; entries are UTF-8", "save the file as UTF-8"),
+    ("nul", "file contains NUL bytes", "remove the NUL bytes"),
+])
+def test_a_file_in_another_encoding_says_which_and_how_to_save_it(tmp_path, raw: str, message: str, hint: str) -> None:
+    text = BASE.read_text()
+    data = text.encode("utf-16") if raw == "utf-16" else text.replace("title:", "title:\0", 1).encode()
+    _, problems = load_file(_write(tmp_path, data))
+    assert [p.code for p in problems] == ["KB001"]
+    assert message in problems[0].message and problems[0].hint.startswith(hint)
+    if raw == "nul":
+        line = text[: text.index("title:")].count("\n") + 1
+        assert (problems[0].line, problems[0].col) == (line, len("title:") + 1)

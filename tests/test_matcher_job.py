@@ -331,3 +331,85 @@ def test_flight_recorder_dumps_as_json_are_read_whole_even_past_one_block(tmp_pa
     report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1").out)
     culprit = report["artefacts"]["flight_recorder"]["culprits"][0]
     assert culprit["kind"] == "behind" and culprit["ranks"] == [1] and report["initiating"]["rank"] == 1
+
+
+# ---- red team s24: damage that was read as "empty" or as whole -----------------------------------
+def test_a_gzip_cut_short_is_read_up_to_the_cut_and_said() -> None:
+    whole = gzip.compress(XID79 * 2000)
+    with pytest.raises(UnpackError, match="gzip data ends before its end mark"):
+        _unpack("cut.gz", whole[: len(whole) // 2])
+    assert _unpack("whole.gz", whole)[1] == {"": XID79 * 2000}
+    assert _unpack("two.gz", whole + gzip.compress(WATCHDOG))[1] == {"": XID79 * 2000 + WATCHDOG}
+
+
+def test_a_tar_whose_member_runs_past_its_end_is_said() -> None:
+    raw = bytearray(_tar({"a.log": XID79, "b.log": WATCHDOG}, "w"))
+    raw[124:136] = b"77777777777\0"  # the first header claims 8 GiB
+    with pytest.raises(UnpackError, match=r"ends 8,589,9[0-9,]+ bytes before the end of member a.log"):
+        _unpack("lies.tar", bytes(raw))
+
+
+def test_a_plain_input_past_the_limit_is_not_called_a_bomb() -> None:
+    with pytest.raises(UnpackError, match=r"more than 1 MiB read \(an endless stream"):
+        _unpack("stdin", b"x" * (2 << 20), max_unpacked=1 << 20)
+
+
+def test_an_input_nothing_could_be_read_from_says_why_not_that_it_is_empty(tmp_path: Path) -> None:
+    """Red team s24: a damaged gzip, a zip member in LZMA or bzip2, a zip written as a stream with
+    stored members: each said 'the input is empty', the reason dropped."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_LZMA) as z:
+        z.writestr("a.log", XID79)
+    (tmp_path / "lzma.zip").write_bytes(buf.getvalue())
+    whole = gzip.compress(XID79 * 1000)
+    (tmp_path / "damaged.gz").write_bytes(whole[:20] + b"\0" * 50 + whole[70:])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_BZIP2) as z:
+        z.writestr("\x1b]0;owned\x07\x1b[2J.log", XID79)  # and the member's name cannot drive the terminal
+    (tmp_path / "bzip2.zip").write_bytes(buf.getvalue())
+    for name, reason in [("lzma.zip", "member a.log uses compression method 14"), ("damaged.gz", "not valid gzip data"),
+                         ("bzip2.zip", "member \\x1b]0;owned\\x07\\x1b[2J.log uses compression method 12")]:
+        result = run_kb("diagnose", str(tmp_path / name), "--jobs", "1")
+        assert result.code == 2 and reason in result.err and "empty" not in result.err, result.err
+        assert "\x1b" not in result.err and "\x07" not in result.err
+
+
+def test_one_unreadable_file_among_many_is_a_note_and_the_rest_is_diagnosed(tmp_path: Path) -> None:
+    """Red team s24: one file that fails to read (EIO, or one only root may read) ended the whole
+    run with an error: the report on every other file was lost."""
+    (tmp_path / "a.log").write_bytes(XID79)
+    (tmp_path / "b.log").symlink_to("/proc/self/mem")  # opens, then every read fails with EIO
+    (tmp_path / "c.log").write_bytes(WATCHDOG)
+    for jobs in ("1", "3"):
+        result = run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", jobs)
+        assert result.code == 0, result.err
+        report = json.loads(result.out)
+        assert "xid-79" in [f["id"] for f in report["findings"]]
+        assert any("b.log: read failed" in n and "skipped" in n for n in report["notes"]), report["notes"]
+    result = run_kb("diagnose", str(tmp_path / "b.log"))
+    assert result.code == 2 and "b.log: read failed" in result.err
+
+
+def test_a_flight_recorder_pickle_that_names_one_list_a_billion_times_is_refused_at_once(tmp_path: Path) -> None:
+    """Red team s24: two pickles of 478 bytes whose input_sizes named one nest of lists 10^10
+    times (pickle's memo) hung `kb diagnose` with memory growing: the report wrote them out."""
+    import time
+
+    nest: list = ["x"] * 10
+    for _ in range(9):
+        nest = [nest] * 10
+    for r, op in enumerate(("nccl:all_reduce", "nccl:broadcast")):
+        dump = _dump(r, 1, op, sizes=nest)
+        (tmp_path / f"nccl_trace_rank_{r}").write_bytes(pickle.dumps(dump))
+    assert max(p.stat().st_size for p in tmp_path.iterdir()) < 2000
+    started = time.monotonic()
+    result = run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1")
+    assert time.monotonic() - started < 10 and result.code == 0, result.err
+    notes = json.loads(result.out)["notes"]
+    assert sum("names the same values over and over" in n for n in notes) == 2, notes
+    looped: list = []
+    looped.append(looped)
+    with pytest.raises(ArtefactError, match="holds itself"):
+        load_plain_pickle(pickle.dumps({"entries": [{"input_sizes": looped}]}))
+    shared = ["ab"] * 3  # a value named a few times, as a real dump may: read
+    assert load_plain_pickle(pickle.dumps({"entries": [shared, shared]}))["entries"][1] == shared

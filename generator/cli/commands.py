@@ -147,10 +147,12 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     results = [format_file(p, check=args.check) for p in paths]
     errors = [r for r in results if r.error]
     changed = [r for r in results if r.changed]
+    from generator.matcher.report import visible  # a file name may hold ESC or a line break: shown, not sent
+
     for r in errors:
-        print(f"{r.path}: {r.error}", file=sys.stderr)
+        print(visible(f"{r.path}: {r.error}"), file=sys.stderr)
     for r in changed:
-        print(f"{r.path}" + (": not in canonical layout" if args.check else ": reformatted"))
+        print(visible(f"{r.path}") + (": not in canonical layout" if args.check else ": reformatted"))
     verb = "would reformat" if args.check else "reformatted"
     print(f"kb fmt: {verb} {plural(len(changed), 'file')}, {len(results) - len(changed) - len(errors)} already "
           f"canonical, {len(errors)} not formatted", file=sys.stderr)
@@ -256,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace host names, IP and MAC addresses, user names in paths, e-mails and secrets with "
                         "stable placeholders in the report, so it can be pasted into a public issue")
     p.add_argument("--max-unpacked", type=_size, default=None, metavar="SIZE",
-                   help="most bytes one compressed input or archive may unpack to (default 16G; e.g. 64G)")
+                   help="most bytes read out of one input, once unpacked if it is compressed or an archive (default 16G; e.g. 64G): a bound on decompression bombs and endless streams")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes for many inputs (default: one per core, at most the number of inputs)")
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
@@ -326,7 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kb {args.command}: the corpus has {exc}; run 'kb validate'", file=sys.stderr)
         return 1
     except KbError as exc:
-        print(f"kb {args.command}: {exc}", file=sys.stderr)
+        from generator.matcher.report import visible  # names from a folder or an archive may hold ESC: shown, not sent
+
+        print("\n".join(visible(line) for line in f"kb {args.command}: {exc}".split("\n")), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -191,13 +191,25 @@ def diagnose_inputs(diagnoser: Diagnoser, targets: list[str], max_unpacked: int 
     return job.finish()
 
 
-def read_into(job: Job, targets: list[str]) -> None:
+def read_into(job: Job, targets: list[str], skip_unreadable: bool | None = None) -> None:
+    """Read ``targets`` into ``job``. Among several inputs (``skip_unreadable``, the default when
+    there are several), one that cannot be read is a note and the others are still read: a
+    folder with one file only root may read must not lose the report on all the rest."""
+    skip = len(targets) > 1 if skip_unreadable is None else skip_unreadable
     for target in targets:
-        stream = _open(target)
+        try:
+            stream = _open(target)
+        except InputError as exc:
+            if not skip or target == "-":
+                raise
+            job.notes.append(f"{exc}; skipped")
+            continue
         try:
             job.read("stdin" if target == "-" else target, stream)
         except OSError as exc:
-            raise InputError(f"{target}: read failed: {exc.strerror or exc}") from None
+            if not skip or target == "-":
+                raise InputError(f"{target}: read failed: {exc.strerror or exc}") from None
+            job.notes.append(f"{target}: read failed: {exc.strerror or exc}; skipped (what came before was read)")
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
@@ -249,6 +261,8 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
     else:
         report = diagnose_inputs(make_diagnoser(rules, engine), files, max_unpacked)
     if report["input"]["bytes"] == 0:
+        if report.get("notes"):  # nothing could be read out of it (a damaged gzip, a zip member in LZMA): say why
+            raise InputError("; ".join(report["notes"]))
         shown = targets[0] if len(targets) == 1 else f"{len(files)} inputs"
         raise InputError(f"{shown}: the input is empty; nothing to diagnose")
     name = targets[0] if len(targets) == 1 and len(files) == 1 else f"{len(files)} inputs"
@@ -363,6 +377,7 @@ def _read_labels(path: Path) -> list[dict]:
     try:
         text = path.read_text(encoding="utf-8")
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        _refuse_aliases(root, path)  # before constructing: 1 KB of nested aliases stands for a billion values
         labels = yaml.safe_load(text)
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text; labels.yaml is a YAML list of cases") from None
@@ -383,6 +398,14 @@ def _read_labels(path: Path) -> list[dict]:
         for key in ("id", "expected"):
             if label.get(key) in (None, ""):
                 problems.append(f"{where}: case without `{key}`")
+            elif not isinstance(label[key], (str, int)):
+                problems.append(f"{where}: `{key}` must be a name, not a {type(label[key]).__name__}")
+        # a case names a log inside the folder: no path out of it (a shared eval set must not read ~/.ssh)
+        outside = [str(v) for v in [label.get("id"), *(label.get("files") or [])]
+                   if isinstance(v, (str, int)) and not _inside(str(v))]
+        if outside:
+            problems.append(f"{where}: {outside[0]!r} leads outside the eval folder; ids and files are plain "
+                            "names or relative paths without '..'")
         if label.get("id") not in (None, ""):
             case = str(label["id"])
             if case in seen:
@@ -395,6 +418,29 @@ def _read_labels(path: Path) -> list[dict]:
         raise InputError("\n".join([*problems, f"{path}: {len(problems)} problem(s); each case needs an `id` "
                                      "(its log is cases/<id>.log) and the `expected` entry id, or none for a healthy log"]))
     return labels
+
+
+def _inside(name: str) -> bool:
+    """Whether ``name`` is a relative path that stays inside the folder it is joined to."""
+    parts = name.replace("\\", "/").split("/")
+    return bool(name) and not name.startswith(("/", "~")) and ".." not in parts and ":" not in parts[0]
+
+
+def _refuse_aliases(root, path: Path) -> None:  # noqa: ANN001 - a composed yaml node (or None)
+    """InputError at the first value used twice through an anchor and an alias, or nested too deeply."""
+    stack, seen = ([(root, 0)] if root is not None else []), set()
+    while stack:
+        node, depth = stack.pop()
+        where = f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+        if id(node) in seen:
+            raise InputError(f"{where}: a value used again through an alias (*name); write it out in full\n"
+                             "    hint: labels.yaml needs no anchors (&) or aliases (*)")
+        if depth > 32:
+            raise InputError(f"{where}: values nested more than 32 levels deep; a case is a flat mapping")
+        seen.add(id(node))
+        if isinstance(node.value, list):
+            stack.extend((child, depth + 1) for item in node.value
+                         for child in (item if isinstance(item, tuple) else (item,)))
 
 
 def _case_inputs(case_dir: Path, files: list[str]) -> list[str]:

@@ -6,13 +6,15 @@ import re
 from pathlib import Path
 
 from generator.errors import InputError, display_path
-from generator.corpus.model import CATEGORIES, ID_PATTERN
+from generator.corpus.model import CATEGORIES, ID_MAX_LENGTH, ID_PATTERN
 from generator.site.render import environment
 
 
 def new_entry(entry_id: str, category: str, root: Path) -> Path:
     if not re.fullmatch(ID_PATTERN, entry_id):
-        raise InputError(f"'{entry_id}' is not a valid id: use lower-case words joined by hyphens, e.g. cuda-out-of-memory")
+        raise InputError(f"{entry_id!r} is not a valid id: use lower-case words joined by hyphens, e.g. cuda-out-of-memory")
+    if len(entry_id) > ID_MAX_LENGTH:  # the template would be written, then refused by kb validate
+        raise InputError(f"the id is {len(entry_id)} characters long; an id is at most {ID_MAX_LENGTH}: shorten it")
     if category not in CATEGORIES:
         raise InputError(f"unknown category '{category}'; choose one of: {', '.join(CATEGORIES)}")
     code = None

@@ -53,7 +53,7 @@ def _work(args: tuple) -> tuple:
         parts = []
         for pos in positions:  # one job per input, so the parent can number sources in input order
             job = Job(diagnoser, **({"max_unpacked": max_unpacked} if max_unpacked else {}))
-            read_into(job, [files[pos]])
+            read_into(job, [files[pos]], skip_unreadable=len(files) > 1)
             parts.append((pos, job.partial()))
         return ("ok", parts)
     except KbError as exc:

@@ -106,14 +106,22 @@ def _plain(value: object) -> object:
 
 def format_file(path: Path, check: bool) -> FormatResult:
     try:
-        original = path.read_text(encoding="utf-8")
-        unsafe = structure_problems(original, str(path))
+        raw = path.read_bytes()
+        original = raw.decode("utf-8")
+        # a byte-order mark is no part of the entry: the canonical form is UTF-8 without one
+        text = original[1:] if original.startswith("\ufeff") else original
+        unsafe = structure_problems(text, str(path))
         if unsafe:  # an alias bomb would make the read-back comparison below expand it
             return FormatResult(path, False, f"not formatted: YAML problem at line {unsafe[0].line} "
                                              f"({unsafe[0].message}); run kb validate")
-        formatted = canonical(original)
-    except (OSError, UnicodeDecodeError) as exc:
-        return FormatResult(path, False, f"cannot read: {exc}")
+        formatted = canonical(text)
+    except OSError as exc:
+        return FormatResult(path, False, f"cannot read: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return FormatResult(path, False, f"not formatted: not UTF-8 text at line {line}, column {col} "
+                                         f"(byte 0x{raw[exc.start]:02x}); save the file as UTF-8, then run kb validate")
     except YAMLError as exc:
         return FormatResult(path, False, f"not formatted: YAML problem ({str(exc).splitlines()[0]}); run kb validate")
     except RecursionError:
@@ -122,10 +130,10 @@ def format_file(path: Path, check: bool) -> FormatResult:
         return FormatResult(path, False)
     safe = YAML(typ="safe")
     try:
-        same = _plain(safe.load(formatted)) == _plain(safe.load(original))
+        same = _plain(safe.load(formatted)) == _plain(safe.load(text))
     except YAMLError:
         same = False
-    if not same or sorted(_comments(formatted)) != sorted(_comments(original)):
+    if not same or sorted(_comments(formatted)) != sorted(_comments(text)):
         return FormatResult(path, False, "not formatted: the canonical form would change content or comments "
                                          "(please report this file)")
     if not check:

@@ -107,6 +107,8 @@ def _build(loader: EntryLoader, node: yaml.Node, containers: set[int]) -> Any:
 
 MAX_ENTRY_BYTES = 1_000_000
 MAX_NESTING = 32  # deeper values are refused before construction (it recurses)
+MAX_VALUES = 50_000  # values and list items of one file (the largest entry holds under 2,000)
+MAX_MODEL_PROBLEMS = 100  # model errors listed per file; the rest are counted (each costs a walk of the tree)
 
 
 @dataclass
@@ -213,8 +215,15 @@ def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:
     if len(raw) > MAX_ENTRY_BYTES:
         return loaded, [Problem(shown, 1, 1, "KB001", f"file is {len(raw):,} bytes; an entry is at most {MAX_ENTRY_BYTES:,}",
                                 "split the entry, or move long logs out of it")]
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # what some Windows editors save: every other byte a NUL
+        return loaded, [Problem(shown, 1, 1, "KB001", "file is UTF-16 text; entries are UTF-8",
+                                "save the file as UTF-8 (in the editor's encoding menu, or: iconv -f UTF-16 -t UTF-8)")]
     if b"\0" in raw:
-        return loaded, [Problem(shown, 1, 1, "KB001", "file contains NUL bytes; it is not a text file")]
+        line = raw[: raw.index(b"\0")].count(b"\n") + 1
+        col = raw.index(b"\0") - (raw.rfind(b"\n", 0, raw.index(b"\0")) + 1) + 1
+        return loaded, [Problem(shown, line, col, "KB001", "file contains NUL bytes; it is not a text file",
+                                "remove the NUL bytes (a binary file, or a text file saved in another encoding); "
+                                "entries are UTF-8 text")]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -363,6 +372,11 @@ def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
     aliased: set[int] = set()
     while stack:
         current, depth = stack.pop()
+        if len(seen_nodes) >= MAX_VALUES:  # a 1 MB list of `1,` is 500,000 values: 650 MB once checked by the model
+            yield Problem(shown, current.start_mark.line + 1, current.start_mark.column + 1, "KB001",
+                          f"the file holds more than {MAX_VALUES:,} values (every value and list item counts); an entry needs a few "
+                          "thousand at most", "split the entry, or move long lists out of it")
+            return
         if depth > MAX_NESTING:
             yield Problem(shown, current.start_mark.line + 1, current.start_mark.column + 1, "KB001",
                           f"values nested more than {MAX_NESTING} levels deep; an entry needs a few",
@@ -455,15 +469,22 @@ def _validation_problems(exc: ValidationError, loaded: LoadedFile) -> list[Probl
     errors = exc.errors(include_url=False)
     # A misspelt field is reported once, as unknown with a suggestion, not also as missing.
     misspelt: set[tuple[str | int, ...]] = set()
+    for err in [e for e in errors if e["type"] == "extra_forbidden"][:MAX_MODEL_PROBLEMS]:
+        loc = tuple(err["loc"])
+        close = difflib.get_close_matches(str(loc[-1]), _model_fields_at(loc[:-1]), n=1)
+        if close:
+            misspelt.add(loc[:-1] + (close[0],))
+    errors = [err for err in errors if not (err["type"] == "missing" and tuple(err["loc"]) in misspelt)]
+    # A file built to hurt (50,000 unknown keys in 500 KB) would cost a 'did you mean' search and a
+    # walk of its mapping per error: quadratic, minutes. The first errors are listed, the rest counted.
+    if len(errors) > MAX_MODEL_PROBLEMS:
+        next_loc = tuple(errors[MAX_MODEL_PROBLEMS]["loc"])
+        problems.append(loaded.problem(
+            "KB006", f"{len(errors) - MAX_MODEL_PROBLEMS:,} more problems in this file are not listed; the next is at "
+            f"{_short(_dotted(next_loc))}", *next_loc, key=True,
+            hint=f"fix the {MAX_MODEL_PROBLEMS} problems listed for this file and run kb validate again"))
+        errors = errors[:MAX_MODEL_PROBLEMS]
     for err in errors:
-        if err["type"] == "extra_forbidden":
-            loc = tuple(err["loc"])
-            close = difflib.get_close_matches(str(loc[-1]), _model_fields_at(loc[:-1]), n=1)
-            if close:
-                misspelt.add(loc[:-1] + (close[0],))
-    for err in errors:
-        if err["type"] == "missing" and tuple(err["loc"]) in misspelt:
-            continue
         loc = tuple(err["loc"])
         kind = err["type"]
         where = _dotted(loc)

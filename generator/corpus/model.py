@@ -10,6 +10,8 @@ JSON Schema and in the field reference of the contributor guide.
 
 from __future__ import annotations
 
+import re
+
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
@@ -19,6 +21,7 @@ from generator.corpus.categories import CATEGORIES, CATEGORY_TITLES
 from generator.corpus.safety import URL_CHARS, URL_OUTSIDE
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+ID_MAX_LENGTH = 80
 
 Category = Literal[CATEGORIES]  # the tuple in generator/corpus/categories.py, one Literal value each
 assert set(CATEGORY_TITLES) == set(CATEGORIES)
@@ -67,19 +70,30 @@ Origin = Literal[
 GpuProduct = Literal["A100", "H100", "B100", "GB200", "pre-Ampere"]
 
 
+# Line breaks, other control characters (an ESC starts a terminal sequence) and the bidirectional
+# overrides that make text display in another order than it reads (U+202E): none belongs in a line
+# of text, and a line break in a title would start a paragraph of its own on the page.
+_NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def _no_surrounding_space(value: str) -> str:
     if value != value.strip():
         raise ValueError("must not start or end with white space")
+    bad = _NOT_IN_A_LINE.search(value)
+    if bad:
+        raise ValueError(f"must be one line of plain text; it holds the character U+{ord(bad.group()):04X} at "
+                         f"character {bad.start() + 1} (a line break, a control character or a direction override)")
     return value
 
 
-Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(_no_surrounding_space)]
+TEXT_MAX_LENGTH = 500  # the corpus's longest one-line text (a title) is 261 characters
+Text = Annotated[str, StringConstraints(min_length=1, max_length=TEXT_MAX_LENGTH), AfterValidator(_no_surrounding_space)]
 """A short, non-empty line of plain text."""
 
 Markdown = Annotated[str, StringConstraints(min_length=1)]
 """Markdown prose written by contributors; raw HTML is refused by validation."""
 
-EntryId = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=80)]
+EntryId = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=ID_MAX_LENGTH)]
 
 def _check_url(value: str) -> str:
     bad = URL_OUTSIDE.search(value)  # a character that could end a link or an attribute

@@ -30,7 +30,12 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`+")
 _TAG_START = re.compile(r"<(?=[A-Za-z!?])")  # opening tags, comments, declarations
 _LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]*)")
-_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:[ \t]*<?(\S+)", re.MULTILINE)
+# a reference definition also counts inside a quote or a list item ("> [x]: ...", "- [x]: ..."), at any
+# indent, and its target may stand on the next line ("[x]:\njavascript:..."). Its label holds no
+# bracket (as Python-Markdown reads it): a label allowed to hold '[' ran from every line's '[' to
+# the end of the text, and 150,000 lines of "[a" held validation for minutes.
+_REF_DEF = re.compile(r"^[ \t]*(?:(?:>|[-*+]|\d{1,9}[.)])[ \t]*)*\[[^\[\]]*\]:[ \t]*(?:\n[ \t]*(?:>[ \t]*)*)?<?(\S+)",
+                      re.MULTILINE)
 _SAFE_SCHEMES = ("http", "https", "mailto")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 
@@ -110,7 +115,41 @@ def _unsafe_target(target: str) -> bool:
     return bool(m) and m.group(1).lower() not in _SAFE_SCHEMES
 
 
-_ATTR_LIST = re.compile(r"\{\s*(?::|[.#][A-Za-z]|[^}\n]*=)[^}\n]*\}")
+_ATTR_LIST = re.compile(r"\{\s*(?::|[.#][A-Za-z]|[^}\n]*=)[^}\n]*\}")  # what _attr_lists finds, as a pattern
+
+
+def _attr_lists(text: str) -> Iterator[tuple[int, int]]:
+    """Where ``_ATTR_LIST`` matches (start, end), found in linear time.
+
+    The pattern itself backtracks: from each '{' its two ``[^}\n]*`` split the rest of the line
+    at every '=', so 6 KB of '{a=' took a minute and 60 KB would take a day. Here each '{' costs
+    a few look-ups: the next '}', the next line break and the last '=' before that '}'."""
+    import bisect
+
+    closes = [m.start() for m in re.finditer(r"\}", text)]
+    breaks = [m.start() for m in re.finditer(r"\n", text)]
+    equals = [m.start() for m in re.finditer("=", text)]
+    done = 0
+    for m in re.finditer(r"\{", text):
+        start = m.start()
+        if start < done:
+            continue
+        j = start + 1
+        while j < len(text) and text[j].isspace():  # \s* (may run over line breaks)
+            j += 1
+        k = bisect.bisect_left(closes, j)
+        if k == len(closes):
+            break  # no '}' after this '{': none after any later one either
+        close = closes[k]
+        n = bisect.bisect_left(breaks, j)
+        if n < len(breaks) and breaks[n] < close:
+            continue  # the line ends first
+        head = text[j:j + 2]
+        e = bisect.bisect_left(equals, j)
+        if head[:1] == ":" or (head[:1] in (".", "#") and head[1:2].isascii() and head[1:2].isalpha()) or \
+                (e < len(equals) and equals[e] < close):
+            done = close + 1
+            yield start, done
 
 
 def find_unsafe(text: str) -> list[Finding]:
@@ -130,9 +169,9 @@ def find_unsafe(text: str) -> list[Finding]:
     for m in _IMAGE.finditer(text):
         if not mask[m.start()] and _is_remote(m.group(1)):
             found.append(Finding(m.start(), f"an image from {m.group(1)[:40]!r} (images only from this site)"))
-    for m in _ATTR_LIST.finditer(text):
-        if not mask[m.start()]:
-            found.append(Finding(m.start(), f"an attribute list {m.group(0)[:40]!r} (attribute lists are off for entry text)"))
+    for start, end in _attr_lists(text):
+        if not mask[start]:
+            found.append(Finding(start, f"an attribute list {text[start:end][:40]!r} (attribute lists are off for entry text)"))
     return sorted(found, key=lambda f: f.offset)
 
 
@@ -159,8 +198,15 @@ def escape_markdown(text: str) -> str:
     def _disable(m: re.Match[str]) -> str:
         return m.group(0).replace(m.group(1), "#unsafe-link") if _unsafe_target(m.group(1)) else m.group(0)
 
+    def _disable_definition(m: re.Match[str]) -> str:
+        if not _unsafe_target(m.group(1)):
+            return m.group(0)
+        # a target alone on its line would read '#unsafe-link' as a heading, and the definition would stand
+        safe = "./#unsafe-link" if "\n" in m.string[m.start(): m.start(1)] else "#unsafe-link"
+        return m.group(0)[: m.start(1) - m.start()] + safe + m.group(0)[m.end(1) - m.start():]
+
     escaped = _LINK_TARGET.sub(_disable, escaped)
-    return _REF_DEF.sub(_disable, escaped)
+    return _REF_DEF.sub(_disable_definition, escaped)
 
 
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]*)")

@@ -70,6 +70,15 @@ def xid_json(corpus: Corpus) -> dict:
     return {"schema": XID_SCHEMA, "generator": f"gpu-failure-atlas {__version__}", "codes": xid_rows(corpus)}
 
 
+# A cell that starts with one of these is a formula to a spreadsheet (=HYPERLINK(...), @SUM, +cmd|...):
+# written after an apostrophe, which spreadsheets read as "text" and do not show.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert_cell(value: object) -> object:
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
 def xid_csv(corpus: Corpus) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=XID_CSV_COLUMNS, lineterminator="\n")
@@ -81,7 +90,7 @@ def xid_csv(corpus: Corpus) -> str:
         flat["operators_disagreeing"] = ";".join(o["tool"] for o in row["operators"] if o["disagrees"])
         flat["reset_required"] = "" if row["reset_required"] is None else str(row["reset_required"]).lower()
         flat["unused"] = str(row["unused"]).lower()
-        writer.writerow(flat)
+        writer.writerow({k: _inert_cell(v) for k, v in flat.items()})
     return buf.getvalue()
 
 

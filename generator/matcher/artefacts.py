@@ -53,12 +53,56 @@ def load_plain_pickle(data: bytes) -> object:
     if len(data) > MAX_DUMP_BYTES:
         raise ArtefactError(f"is {len(data) >> 20} MiB; flight recorder dumps over {MAX_DUMP_BYTES >> 20} MiB are not read")
     try:
-        return _PlainUnpickler(io.BytesIO(data)).load()
+        doc = _PlainUnpickler(io.BytesIO(data)).load()
     except ArtefactError:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
             MemoryError, RecursionError, OverflowError, UnicodeDecodeError) as exc:
         raise ArtefactError(f"is not a readable pickle ({type(exc).__name__}: {str(exc)[:80]})") from None
+    _check_expansion(doc, len(data) + 1000)
+    return doc
+
+
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _check_expansion(doc: object, limit: int) -> None:
+    """Refuse a pickle whose values, written out, would far outgrow the file.
+
+    A pickle can name one list many times (its memo): 500 bytes can stand for a billion-element
+    nest of lists, which the first ``str()`` of a field would write out (a hang, then all of
+    memory). Written out, plain data holds at most about one value per byte of its pickle, so
+    the written-out size is counted (each distinct container once, in one pass) and held to that;
+    a container that holds itself is refused too."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[object, bool]] = [(doc, False)]
+    open_: set[int] = set()
+    while stack:
+        obj, done = stack.pop()
+        key = id(obj)
+        if done:
+            items = obj.items() if isinstance(obj, dict) else obj
+            total = 1
+            for item in items:
+                for part in (item if isinstance(obj, dict) else (item,)):
+                    total += sizes.get(id(part), 1) if isinstance(part, _CONTAINERS) else 1
+            if total > limit:
+                raise ArtefactError("is not a readable pickle (it names the same values over and over: written out "
+                                    "they would far outgrow the file)")
+            sizes[key] = total
+            open_.discard(key)
+            continue
+        if key in sizes:
+            continue
+        if key in open_:
+            raise ArtefactError("is not a readable pickle (a container that holds itself)")
+        open_.add(key)
+        stack.append((obj, True))
+        items = obj.items() if isinstance(obj, dict) else obj
+        for item in items:
+            for part in (item if isinstance(obj, dict) else (item,)):
+                if isinstance(part, _CONTAINERS) and id(part) not in sizes:
+                    stack.append((part, False))
 
 
 def is_pickle(head: bytes) -> bool:

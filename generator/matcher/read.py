@@ -286,24 +286,26 @@ class ChunkReader:
         if len(line) <= MAX_LINE_BYTES:
             out.append(Chunk(clean(line) + b"\n", self.line))
             return
-        group: list[bytes] = []
-        size = 0
-        for segment in line.split(b"\r"):
-            if len(segment) > MAX_LINE_BYTES:
-                if group:
-                    out.append(Chunk(clean(b"\r".join(group)) + b"\n", self.line))
-                    group, size = [], 0
+        # cut at the last CR that keeps each piece within the limit: a search per piece, not a
+        # Python step per segment (200 MB of bare CRs is 200 million empty segments)
+        pos, end = 0, len(line)
+        while pos < end:
+            if end - pos <= MAX_LINE_BYTES:
+                out.append(Chunk(clean(line[pos:]) + b"\n", self.line))
+                return
+            cut = line.rfind(b"\r", pos, pos + MAX_LINE_BYTES + 1)
+            if cut < 0:  # a segment over the limit: its two ends
+                stop = line.find(b"\r", pos)
+                stop = end if stop < 0 else stop
                 self.stats.cut_lines += 1
-                out.append(Chunk(clean(segment[:MAX_LINE_BYTES]) + b"\n", self.line))
-                out.append(Chunk(clean(segment[-MAX_LINE_BYTES:]) + b"\n", self.line))
-                continue
-            if group and size + len(segment) + 1 > MAX_LINE_BYTES:
-                out.append(Chunk(clean(b"\r".join(group)) + b"\n", self.line))
-                group, size = [], 0
-            group.append(segment)
-            size += len(segment) + 1
-        if group:
-            out.append(Chunk(clean(b"\r".join(group)) + b"\n", self.line))
+                out.append(Chunk(clean(line[pos:pos + MAX_LINE_BYTES]) + b"\n", self.line))
+                out.append(Chunk(clean(line[max(stop - MAX_LINE_BYTES, pos):stop]) + b"\n", self.line))
+                pos = stop + 1
+            elif cut == pos:  # an empty segment before one over the limit
+                pos += 1
+            else:
+                out.append(Chunk(clean(line[pos:cut]) + b"\n", self.line))
+                pos = cut + 1
 
     def _bound_carry(self, out: list[Chunk]) -> None:
         """A partial line over the limit: emit its finished CR segments, cut a stretch without CR."""

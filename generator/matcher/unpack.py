@@ -48,9 +48,11 @@ class _Gunzip:
 
     def __init__(self) -> None:
         self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self.midway = False  # inside a member whose end has not come yet
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         while data:
+            self.midway = True
             try:
                 out = self.inflater.decompress(data, 1 << 20)
             except zlib.error as exc:
@@ -59,6 +61,7 @@ class _Gunzip:
                 yield out
             data = self.inflater.unconsumed_tail
             if self.inflater.eof:
+                self.midway = False
                 rest = self.inflater.unused_data
                 self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 if data:
@@ -101,6 +104,9 @@ class Unpacker:
             data, self.head = self.head, b""
             yield from self._decide(data)
             yield from self._push(data)
+        if self.gunzip is not None and self.gunzip.midway:  # a download or a copy cut short: say so
+            raise UnpackError(f"{self.name}: the gzip data ends before its end mark (the file is cut short or still "
+                              "being written); what came before it was read")
         if self.container is not None:
             yield from self.container.close()
         elif self.open_member is not None:
@@ -170,6 +176,9 @@ class Unpacker:
             return
         self.unpacked += len(data)
         if self.unpacked > self.max_unpacked:
+            if self.kind == "plain":  # nothing was unpacked: an endless stream (/dev/zero) or a huge log
+                raise UnpackError(f"{self.name}: more than {_size_text(self.max_unpacked)} read (an endless stream, or "
+                                  "a very large log); stopped there. Pass --max-unpacked SIZE to read further")
             raise UnpackError(f"{self.name}: unpacks to more than {_size_text(self.max_unpacked)} (a decompression "
                               "bomb, or a very large archive); stopped there. Pass --max-unpacked SIZE to read further")
         yield ("data", data)
@@ -310,9 +319,13 @@ class _Tar:
             yield from self.owner._end()
 
     def close(self) -> Iterator[Event]:
+        member = self.owner.open_member
         if self.member is not None:  # a cut tarball: what was read of the last member is kept
             self.member = None
             yield from self.owner._end()
+        if self.remaining and member is not None:  # and said: a header's size can also lie
+            raise UnpackError(f"{self.owner.name}: the tar file ends {self.remaining:,} bytes before the end of "
+                              f"member {member} (the file is cut short, or its header is damaged); what came before was read")
 
 
 class _Zip:
