@@ -342,6 +342,20 @@ def test_a_gzip_cut_short_is_read_up_to_the_cut_and_said() -> None:
     assert _unpack("two.gz", whole + gzip.compress(WATCHDOG))[1] == {"": XID79 * 2000 + WATCHDOG}
 
 
+def test_bytes_after_the_gzip_data_are_said_and_padding_is_not() -> None:
+    """Red team s24 (O2): what followed the last gzip member was dropped without a word when it fit
+    in the piece that held the member's end, and the same bytes read as "not valid gzip data" (a
+    valid file refused) when they ran into the next piece. NUL padding (tape blocks) is no news."""
+    member = gzip.compress(XID79 * 10)
+    for piece in (1, 7, 4097):
+        for tail in (WATCHDOG, WATCHDOG * 2000):
+            with pytest.raises(UnpackError, match=f"{len(tail):,} bytes after the end of the gzip data are not gzip"):
+                _unpack("appended.gz", member + tail, piece=piece)
+        assert _unpack("padded.gz", member + bytes(20000), piece=piece)[1] == {"": XID79 * 10}
+        two = member + gzip.compress(WATCHDOG)
+        assert _unpack("two.gz", two, piece=piece)[1] == {"": XID79 * 10 + WATCHDOG}
+
+
 def test_a_tar_whose_member_runs_past_its_end_is_said() -> None:
     raw = bytearray(_tar({"a.log": XID79, "b.log": WATCHDOG}, "w"))
     raw[124:136] = b"77777777777\0"  # the first header claims 8 GiB

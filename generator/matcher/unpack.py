@@ -13,7 +13,10 @@ unpacked too (``kern.log.2.gz`` inside a tarball), one level deep and no further
 Limits against decompression bombs: at most ``max_unpacked`` bytes out of one input
 (default 16 GiB), at most ``max_members`` members (10,000). Past either, ``UnpackError``
 says where and how to go on. Zip members must be stored or deflated (what every zip tool
-writes); encrypted members are refused with a message.
+writes); encrypted members are refused with a message. Damage is said, not swallowed: a gzip
+cut before its end mark, bytes after the last gzip member that are neither another member nor
+NUL padding, a tar member running past the end of the file (each ``UnpackError`` at close, after
+what came before was read).
 """
 
 from __future__ import annotations
@@ -49,9 +52,19 @@ class _Gunzip:
     def __init__(self) -> None:
         self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self.midway = False  # inside a member whose end has not come yet
+        self.held = b""  # the first byte of what may be the next member's magic, at a piece's end
+        self.ended = False  # a member ended and what followed was not another member
+        self.trailing = 0  # bytes after the last member other than NUL padding (not read; said at close)
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
+        if self.ended:
+            self.trailing += len(data) - data.count(0)
+            return
+        data, self.held = self.held + data, b""
         while data:
+            if not self.midway and len(data) < len(GZIP_MAGIC) and GZIP_MAGIC.startswith(data):
+                self.held = data  # the next piece says whether a member starts here
+                return
             self.midway = True
             try:
                 out = self.inflater.decompress(data, 1 << 20)
@@ -66,7 +79,12 @@ class _Gunzip:
                 self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 if data:
                     rest = data + rest
-                data = rest if rest[:2] == GZIP_MAGIC else b""  # padding after the last member is ignored
+                if rest and rest[:2] != GZIP_MAGIC[:len(rest[:2])]:
+                    # not another member: NUL padding (tape blocks) is ignored; anything else is counted
+                    self.ended = True
+                    self.trailing += len(rest) - rest.count(0)
+                    rest = b""
+                data = rest
 
 
 Event = tuple[str, object]
@@ -107,6 +125,9 @@ class Unpacker:
         if self.gunzip is not None and self.gunzip.midway:  # a download or a copy cut short: say so
             raise UnpackError(f"{self.name}: the gzip data ends before its end mark (the file is cut short or still "
                               "being written); what came before it was read")
+        if self.gunzip is not None and self.gunzip.trailing:
+            raise UnpackError(f"{self.name}: {self.gunzip.trailing:,} bytes after the end of the gzip data are not gzip "
+                              "and were not read (data appended to a compressed file); what came before was read")
         if self.container is not None:
             yield from self.container.close()
         elif self.open_member is not None:
