@@ -46,6 +46,19 @@ def test_relations_render_both_ways() -> None:
     assert section(out["entries/alpha-fault.md"], "Often caused by") == ""
 
 
+def test_an_entry_listed_as_cause_or_effect_is_not_listed_again_under_see_also() -> None:
+    """350 entries name the same neighbour in `related` and in `causes`/`caused_by`: the page showed
+    the link twice, under "Can cause" and under "See also"."""
+    a = _entry("alpha-fault", causes=["beta-fault"], related=["beta-fault", "gamma-fault"])
+    b = _entry("beta-fault", related=["alpha-fault"])
+    c = _entry("gamma-fault")
+    out = pages(_corpus(a, b, c), ROOT)
+    alpha, beta = out["entries/alpha-fault.md"], out["entries/beta-fault.md"]
+    assert alpha.count("](beta-fault.md)") == 1 and "**Can cause**" in alpha
+    assert "[Title of gamma-fault](gamma-fault.md)" in alpha.split("**See also**", 1)[1]
+    assert beta.count("](alpha-fault.md)") == 1 and "**Often caused by**" in beta and "**See also**" not in beta
+
+
 def test_entry_page_has_sections_and_edit_link() -> None:
     e = _entry(
         "alpha-fault",

@@ -142,14 +142,17 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
     for e in corpus.entries:
         source = corpus.sources.get(e.id)
         rel_source = _relative(source, repo_root) if source else None
+        causes, caused_by = relation(e, "causes"), relation(e, "caused_by")
+        linked = {r.id for r in (*causes, *caused_by)}
         out[f"entries/{e.id}.md"] = entry_tpl.render(
             e=e,
             category_title=CATEGORY_TITLES[e.category],
             edit_url=settings.edit_url.format(path=rel_source) if rel_source else None,
             source_path=rel_source,
-            causes=relation(e, "causes"),
-            caused_by=relation(e, "caused_by"),
-            related=relation(e, "related"),
+            causes=causes,
+            caused_by=caused_by,
+            # an entry already listed as a cause or an effect is not listed again under "See also"
+            related=[r for r in relation(e, "related") if r.id not in linked],
         )
     counts = Counter(e.category for e in corpus.entries)
     cat_tpl = env.get_template("category.md.j2")
