@@ -81,10 +81,15 @@ class Problem:
         a message would start a command of its own: escaped, as are the property separators)."""
         from generator.matcher.report import visible
 
-        message = self.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        path = self.path.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
+        message = _workflow_data(self.message)
+        path = _workflow_data(self.path).replace(":", "%3A").replace(",", "%2C")  # a property value, too
         title = f"{self.code} {CODES.get(self.code, ('',))[0]}".strip()
         return f"::error file={visible(path)},line={self.line},col={self.col},title={title}::{visible(message)}"
+
+
+def _workflow_data(text: str) -> str:
+    """``text`` escaped for a GitHub Actions workflow command (a line break would end the command)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 class CorpusError(KbError):

@@ -23,6 +23,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from generator.corpus.load import structure_problems
 from generator.corpus.model import PROSE_FIELDS, Entry, nested_model
+from generator.corpus.safety import offset_to_line_col
 
 FLOW_LISTS = {"tags", "affects", "related", "causes", "caused_by", "applies_to", "legacy_causes", "origin"}
 BLOCK_TEXT = set(PROSE_FIELDS)  # always literal blocks; other text only when it spans lines
@@ -118,9 +119,8 @@ def format_file(path: Path, check: bool) -> FormatResult:
     except OSError as exc:
         return FormatResult(path, False, f"cannot read: {exc.strerror or exc}")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return FormatResult(path, False, f"not formatted: not UTF-8 text at line {line}, column {col} "
+        line, col = offset_to_line_col(raw, exc.start)
+        return FormatResult(path, False, f"not formatted: not UTF-8 text at line {line + 1}, column {col + 1} "
                                          f"(byte 0x{raw[exc.start]:02x}); save the file as UTF-8, then run kb validate")
     except YAMLError as exc:
         return FormatResult(path, False, f"not formatted: YAML problem ({str(exc).splitlines()[0]}); run kb validate")

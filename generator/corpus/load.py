@@ -219,17 +219,15 @@ def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:
         return loaded, [Problem(shown, 1, 1, "KB001", "file is UTF-16 text; entries are UTF-8",
                                 "save the file as UTF-8 (in the editor's encoding menu, or: iconv -f UTF-16 -t UTF-8)")]
     if b"\0" in raw:
-        line = raw[: raw.index(b"\0")].count(b"\n") + 1
-        col = raw.index(b"\0") - (raw.rfind(b"\n", 0, raw.index(b"\0")) + 1) + 1
-        return loaded, [Problem(shown, line, col, "KB001", "file contains NUL bytes; it is not a text file",
+        line, col = offset_to_line_col(raw, raw.index(b"\0"))
+        return loaded, [Problem(shown, line + 1, col + 1, "KB001", "file contains NUL bytes; it is not a text file",
                                 "remove the NUL bytes (a binary file, or a text file saved in another encoding); "
                                 "entries are UTF-8 text")]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return loaded, [Problem(shown, line, col, "KB001", "file is not valid UTF-8", "save the file as UTF-8")]
+        line, col = offset_to_line_col(raw, exc.start)
+        return loaded, [Problem(shown, line + 1, col + 1, "KB001", "file is not valid UTF-8", "save the file as UTF-8")]
 
     loaded.text = text
     loader = EntryLoader(text)

@@ -344,8 +344,9 @@ def fence(content: str, lang: str = "text") -> str:
     return f"{ticks}{lang}\n{content}\n{ticks}"
 
 
-def offset_to_line_col(text: str, offset: int) -> tuple[int, int]:
-    """0-based character offset to 0-based (line, column)."""
-    line = text.count("\n", 0, offset)
-    col = offset - (text.rfind("\n", 0, offset) + 1)
+def offset_to_line_col(text: str | bytes, offset: int) -> tuple[int, int]:
+    """0-based character offset (a byte offset in bytes) to 0-based (line, column)."""
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    line = text.count(newline, 0, offset)
+    col = offset - (text.rfind(newline, 0, offset) + 1)
     return line, col

@@ -27,6 +27,7 @@ import pickle
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Iterator
 
 MAX_DUMP_BYTES = 64 << 20
 PICKLE_START = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
@@ -74,6 +75,9 @@ def _check_expansion(doc: object, limit: int) -> None:
     memory). Written out, plain data holds at most about one value per byte of its pickle, so
     the written-out size is counted (each distinct container once, in one pass) and held to that;
     a container that holds itself is refused too."""
+    def parts(obj) -> Iterator[object]:  # noqa: ANN001 - a container: its items (a dict's keys and values)
+        return (part for item in obj.items() for part in item) if isinstance(obj, dict) else iter(obj)
+
     sizes: dict[int, int] = {}
     stack: list[tuple[object, bool]] = [(doc, False)]
     open_: set[int] = set()
@@ -81,11 +85,7 @@ def _check_expansion(doc: object, limit: int) -> None:
         obj, done = stack.pop()
         key = id(obj)
         if done:
-            items = obj.items() if isinstance(obj, dict) else obj
-            total = 1
-            for item in items:
-                for part in (item if isinstance(obj, dict) else (item,)):
-                    total += sizes.get(id(part), 1) if isinstance(part, _CONTAINERS) else 1
+            total = 1 + sum(sizes.get(id(part), 1) if isinstance(part, _CONTAINERS) else 1 for part in parts(obj))
             if total > limit:
                 raise ArtefactError("is not a readable pickle (it names the same values over and over: written out "
                                     "they would far outgrow the file)")
@@ -98,11 +98,7 @@ def _check_expansion(doc: object, limit: int) -> None:
             raise ArtefactError("is not a readable pickle (a container that holds itself)")
         open_.add(key)
         stack.append((obj, True))
-        items = obj.items() if isinstance(obj, dict) else obj
-        for item in items:
-            for part in (item if isinstance(obj, dict) else (item,)):
-                if isinstance(part, _CONTAINERS) and id(part) not in sizes:
-                    stack.append((part, False))
+        stack.extend((part, False) for part in parts(obj) if isinstance(part, _CONTAINERS) and id(part) not in sizes)
 
 
 def is_pickle(head: bytes) -> bool:
