@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_kb
 from generator.matcher.artefacts import ArtefactError, analyse_traces, load_plain_pickle, read_flight_recorder
 from generator.matcher.sources import describe
-from generator.matcher.unpack import Unpacker, UnpackError
+from generator.matcher.unpack import MAX_DEPTH, Unpacker, UnpackError
 
 MULTI = ROOT / "tests" / "fixtures" / "multi"
 XID79 = b"Nov  5 01:15:00 node-1 kernel: [ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
@@ -24,7 +24,8 @@ WATCHDOG = (b"[rank3]:[E1105 01:26:08.071329 ProcessGroupNCCL.cpp:616] [Rank 3] 
             b"before timing out.\n")
 
 
-def _unpack(name: str, data: bytes, piece: int = 4097, **limits) -> tuple[str, dict[str, bytes]]:
+def _unpack(name: str, data: bytes, piece: int = 4097, notes: list | None = None,
+            **limits) -> tuple[str, dict[str, bytes]]:
     u = Unpacker(name, **limits)
     out: dict[str, bytes] = {}
     member = None
@@ -37,6 +38,8 @@ def _unpack(name: str, data: bytes, piece: int = 4097, **limits) -> tuple[str, d
                 out[member] = b""
             elif kind == "data":
                 out[member] += value
+            elif kind == "note" and notes is not None:
+                notes.append(value)
     for i in range(0, len(data), piece):
         take(u.feed(data[i:i + piece]))
     take(u.close())
@@ -427,3 +430,143 @@ def test_a_flight_recorder_pickle_that_names_one_list_a_billion_times_is_refused
         load_plain_pickle(pickle.dumps({"entries": [{"input_sizes": looped}]}))
     shared = ["ab"] * 3  # a value named a few times, as a real dump may: read
     assert load_plain_pickle(pickle.dumps({"entries": [shared, shared]}))["entries"][1] == shared
+
+
+# ---- red team s24 (O4): archives inside archives ---------------------------------------------------
+XID31 = (ROOT / "tests" / "fixtures" / "logs" / "cases" / "009.log").read_bytes().splitlines(keepends=True)[0]
+AWKWARD = (1, 7, 64 << 10)  # piece sizes: one byte, a few, one browser-sized block
+
+
+def _gzip_layers(data: bytes, layers: int) -> bytes:
+    for _ in range(layers):
+        data = gzip.compress(data)
+    return data
+
+
+def _zip(files: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _streamed_zip(files: dict[str, bytes]) -> bytes:
+    """A zip as a pipe gets it: each member's sizes in a descriptor after its data."""
+    class Sink(io.RawIOBase):
+        def __init__(self) -> None:
+            self.data = bytearray()
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b) -> int:  # noqa: ANN001
+            self.data += b
+            return len(b)
+    sink = Sink()
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            with z.open(name, "w") as fh:
+                fh.write(data)
+    return bytes(sink.data)
+
+
+def test_gzip_five_layers_deep_is_read_to_the_log_inside() -> None:
+    """Red team s24 (O4): gzip inside gzip was read as text, one layer in: gzip x5 'matched nothing'."""
+    for piece in AWKWARD:
+        notes: list = []
+        assert _unpack("nested5.gz", _gzip_layers(XID31, 5), piece, notes) == ("gzip", {"": XID31})
+        assert notes == []
+
+
+@pytest.mark.parametrize("name, data, expected", [
+    ("job.tar.gz", _tar({"node-3.tar.gz": _tar({"var/log/kern.log": XID79}), "top.log": WATCHDOG}),
+     {"node-3.tar.gz!var/log/kern.log": XID79, "top.log": WATCHDOG}),
+    ("bundle.zip", _zip({"inner.zip": _zip({"rank-0.log": WATCHDOG, "rank-1.log": XID31})}),
+     {"inner.zip!rank-0.log": WATCHDOG, "inner.zip!rank-1.log": XID31}),
+    ("artefacts.zip", _zip({"node-2.tar": _tar({"rank-1.log": WATCHDOG}, "w")}, zipfile.ZIP_STORED),
+     {"node-2.tar!rank-1.log": WATCHDOG}),
+    ("bundle.zip", _zip({"node-3.tar": _tar({"var/log/kern.log.2.gz": gzip.compress(XID31)}, "w"), "a.log": XID79}),
+     {"node-3.tar!var/log/kern.log.2.gz": XID31, "a.log": XID79}),
+    ("bundle.zip", _zip({"node-3.tar.gz": _tar({"var/log/kern.log.2.gz": gzip.compress(XID79)})}),
+     {"node-3.tar.gz!var/log/kern.log.2.gz": XID79}),
+    ("piped.zip", _streamed_zip({"a.log": XID79 * 50, "inner.zip": _streamed_zip({"b.log": XID31}), "c.log": WATCHDOG}),
+     {"a.log": XID79 * 50, "inner.zip!b.log": XID31, "c.log": WATCHDOG}),
+])
+def test_archives_inside_archives_are_read_with_composed_names(name: str, data: bytes, expected: dict) -> None:
+    """Red team s24 (O4): a tar.gz in a tar.gz, a zip in a zip, a tar in a zip were read as text
+    (tar headers and PK 03 04 in the evidence lines). Any piece size gives the same members."""
+    for piece in AWKWARD:
+        notes: list = []
+        assert _unpack(name, data, piece, notes)[1] == expected, piece
+        assert notes == []
+
+
+def test_an_archive_nested_past_the_depth_bound_is_a_note_and_the_rest_is_read() -> None:
+    # bundle.zip is layer 1, deep.zip layer 2, then l3.zip ... down to the first one past the bound
+    names = [f"l{layer}.zip" for layer in range(3, MAX_DEPTH + 2)]
+    inner = _zip({"x.log": XID79})  # inside the one not read
+    for name in reversed(names):
+        inner = _zip({name: inner})
+    bundle = _zip({"first.log": XID31, "deep.zip": inner, "last.log": WATCHDOG}, zipfile.ZIP_STORED)
+    deepest = "bundle.zip!deep.zip!" + "!".join(names)
+    for piece in AWKWARD:
+        notes: list = []
+        assert _unpack("bundle.zip", bundle, piece, notes)[1] == {"first.log": XID31, "last.log": WATCHDOG}
+        assert len(notes) == 1 and notes[0].startswith(f"{deepest}: not read: a zip file nested deeper than "
+                                                       f"{MAX_DEPTH} layers"), notes
+        assert "unpack it" in notes[0] and "pass the files inside it" in notes[0]
+    notes = []
+    assert _unpack("at-bound.gz", _gzip_layers(XID31, MAX_DEPTH), 7, notes) == ("gzip", {"": XID31}) and notes == []
+    assert _unpack("past-bound.gz", _gzip_layers(XID31, MAX_DEPTH + 1), 7, notes) == ("gzip", {})
+    assert notes == [f"past-bound.gz: not read: gzip data nested deeper than {MAX_DEPTH} layers (layer {MAX_DEPTH + 1} "
+                     "of archives inside archives); unpack it (gunzip, unzip or tar -x) and pass the files inside it"]
+
+
+def test_the_limits_count_every_layer_of_an_input_together() -> None:
+    """One counter per input, not per layer: an inner bomb stops the whole input with the bomb's
+    message, and bytes and files add up across the archives inside archives."""
+    bomb = _zip({"node.tar": _tar({"kern.log.gz": gzip.compress(b"\0" * (8 << 20))}, "w"), "after.log": XID79})
+    half = XID79 * ((600 << 10) // len(XID79))  # 600 KiB: under 1 MiB alone, over it twice
+    two = _zip({"a.tar.gz": _tar({"a.log": half}), "b.tar.gz": _tar({"b.log": half})})
+    many = _zip({"a.zip": _zip({"1.log": XID79, "2.log": XID79}), "b.zip": _zip({"3.log": XID79, "4.log": XID79})})
+    for piece in (7, 64 << 10):
+        with pytest.raises(UnpackError, match=r"^bundle.zip: unpacks to more than 1 MiB \(a decompression bomb"):
+            _unpack("bundle.zip", bomb, piece, max_unpacked=1 << 20)
+        with pytest.raises(UnpackError, match=r"^two.zip: unpacks to more than 1 MiB"):
+            _unpack("two.zip", two, piece, max_unpacked=1 << 20)
+        assert _unpack("two.zip", two, piece, max_unpacked=2 << 20)[1] == {"a.tar.gz!a.log": half, "b.tar.gz!b.log": half}
+        with pytest.raises(UnpackError, match=r"^many.zip: holds more than 5 files"):
+            _unpack("many.zip", many, piece, max_members=5)  # 2 archives and 4 logs; no layer holds more than 2
+        assert len(_unpack("many.zip", many, piece, max_members=6)[1]) == 4
+    # what follows an archive's end is passed over and counted, not held in memory until the end
+    with pytest.raises(UnpackError, match=r"^padded.tar.gz: unpacks to more than 1 MiB"):
+        _unpack("padded.tar.gz", gzip.compress(_tar({"a.log": XID79}, "w") + bytes(8 << 20)), 64 << 10,
+                max_unpacked=1 << 20)
+
+
+def test_damage_inside_a_member_is_a_note_and_the_other_members_are_read() -> None:
+    whole = _tar({"kern.log": XID79 * 2000})
+    bundle = _zip({"cut.tar.gz": whole[: len(whole) // 2], "bad.zip": _zip({"a.log": XID79}, zipfile.ZIP_LZMA),
+                   "ok.log": WATCHDOG})
+    for piece in AWKWARD:
+        notes: list = []
+        got = _unpack("bundle.zip", bundle, piece, notes)[1]
+        assert got["ok.log"] == WATCHDOG and XID79 * 10 in got["cut.tar.gz!kern.log"], piece
+        assert notes == ["bundle.zip!cut.tar.gz: the gzip data ends before its end mark (the file is cut short or "
+                         "still being written); what came before it was read",
+                         "bundle.zip!bad.zip: member a.log uses compression method 14; only stored and deflated "
+                         "members are read (unzip it first)"]
+
+
+def test_kb_diagnose_reads_a_bundle_of_nested_archives_and_notes_the_one_too_deep(tmp_path: Path) -> None:
+    (tmp_path / "nested5.gz").write_bytes(_gzip_layers(XID31, 5))
+    node = _tar({"var/log/kern.log.2.gz": gzip.compress(XID79)})
+    (tmp_path / "bundle.zip").write_bytes(_zip({"node-3.tar.gz": node, "deep.gz": _gzip_layers(XID79, MAX_DEPTH)}))
+    report = json.loads(run_kb("diagnose", str(tmp_path), "--format", "json", "--jobs", "1").out)
+    assert {f["id"] for f in report["findings"]} >= {"xid-31", "xid-79"}
+    names = {s["name"].replace(str(tmp_path) + "/", "") for s in report["sources"]}
+    assert names == {"nested5.gz", "bundle.zip!node-3.tar.gz!var/log/kern.log.2.gz"}
+    assert report["notes"] == [f"{tmp_path}/bundle.zip!deep.gz: not read: gzip data nested deeper than {MAX_DEPTH} "
+                               f"layers (layer {MAX_DEPTH + 1} of archives inside archives); unpack it (gunzip, "
+                               "unzip or tar -x) and pass the files inside it"]

@@ -6,9 +6,11 @@ from. All sources fold into one tally, so the root cause is chosen across all of
 earliest failure that explains the others, by the corpus's cause edges and by time where the
 clocks compare (dated lines across inputs, uptime only within its own input).
 
-Archives and compressed files are read through (``unpack``), each member its own source.
-A source that cannot be read through (a damaged archive, one past the unpack limits) ends
-with a note in the report; what was read before stays counted.
+Archives and compressed files are read through (``unpack``), archives inside archives too,
+each member its own source. A source that cannot be read through (a damaged archive, one past
+the unpack limits) ends with a note in the report; what was read before stays counted. A
+damaged member inside an archive, or an archive nested too deep, is a note too, and the
+archive's other members are still read.
 """
 
 from __future__ import annotations
@@ -360,3 +362,5 @@ class ArchiveFeed:
             elif kind == "end" and self.current is not None:
                 self.current.close()
                 self.current = None
+            elif kind == "note":  # a member not read (damaged, or an archive nested too deep); the rest goes on
+                self.job.notes.append(str(value))
