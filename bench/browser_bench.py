@@ -4,8 +4,9 @@ Builds the site, serves it on 127.0.0.1 (with its CSP header, caching off) and m
 - time to the first result from a cold load: a fresh browser context opens /diagnose/,
   pastes a small real log and waits for the report (Pyodide download, compile and start
   included), from navigation start and from the click;
-- the same when the reader's box had focus for 3 s before the paste and click (the doctor
-  starts Python when the box gets focus or text, so most of the start-up is done by then);
+- the same when /diagnose/ had been open for 3 s before the paste and click (the doctor starts
+  Python there as soon as the page is idle), and when an entry page's compact box had focus for
+  3 s (there Python starts only when the box gets focus or text);
 - the time for a 1 MiB and a 50 MiB log once Python is warm (file chosen to report shown);
 - what an entry page transfers before the reader uses its box, and whether any of it is
   Pyodide.
@@ -90,7 +91,7 @@ def main() -> int:
         job_files.append(path)
     small_text = SMALL_LOG.read_text(encoding="utf-8")
 
-    cold_nav, cold_click, focused, warm = [], [], [], {one.name: [], fifty.name: []}
+    cold_nav, cold_click, opened, focused, warm = [], [], [], [], {one.name: [], fifty.name: []}
     entry_bytes, entry_pyodide = [], []
     with SiteServer(site) as server, sync_playwright() as p:
         browser = launch(p)
@@ -114,19 +115,20 @@ def main() -> int:
                 wait_done(page)
                 warm[log.name].append(time.perf_counter() - start)
             ctx.close()
-            ctx = browser.new_context()
-            page = ctx.new_page()
-            page.goto(server.url + "/diagnose/")
-            page.focus(".kb-doctor textarea")
-            page.wait_for_timeout(3000)
-            page.fill(".kb-doctor textarea", small_text)
-            t1 = time.perf_counter()
-            page.click(".kb-doctor button:has-text('Diagnose')")
-            wait_done(page)
-            focused.append(time.perf_counter() - t1)
-            ctx.close()
+            for path, times in (("/diagnose/", opened), ("/entries/xid-79/", focused)):
+                ctx = browser.new_context()
+                page = ctx.new_page()
+                page.goto(server.url + path)
+                page.focus(".kb-doctor textarea")
+                page.wait_for_timeout(3000)
+                page.fill(".kb-doctor textarea", small_text)
+                t1 = time.perf_counter()
+                page.click(".kb-doctor button:has-text('Diagnose')")
+                wait_done(page)
+                times.append(time.perf_counter() - t1)
+                ctx.close()
             print(f"run {r + 1}: cold {cold_nav[-1]:.2f} s from navigation ({cold_click[-1]:.2f} s from the click), "
-                  f"after 3 s of focus {focused[-1]:.2f} s, "
+                  f"/diagnose/ open 3 s {opened[-1]:.2f} s, entry box focused 3 s {focused[-1]:.2f} s, "
                   f"1 MiB {warm[one.name][-1]:.2f} s, 50 MiB {warm[fifty.name][-1]:.2f} s", flush=True)
 
             ctx = browser.new_context()
@@ -158,7 +160,8 @@ def main() -> int:
     rows = [
         ("first result from a cold load, from navigation start", cold_nav, "at most 6 s"),
         ("first result from a cold load, from the click", cold_click, "at most 3 s"),
-        ("first result after the box had focus for 3 s, from the click", focused, "at most 1 s"),
+        ("first result when /diagnose/ had been open for 3 s, from the click", opened, "at most 1 s"),
+        ("first result when an entry page's box had focus for 3 s, from the click", focused, "at most 1 s"),
         ("1 MiB log, Python warm (file chosen to report)", warm[one.name], ""),
         ("50 MiB log, Python warm (file chosen to report)", warm[fifty.name], "at most 3 s"),
     ]

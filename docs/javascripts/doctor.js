@@ -1,6 +1,7 @@
 // GPU Failure Atlas log doctor: the widget on /diagnose/ and the compact box on entry pages.
-// Python (Pyodide) is loaded from this site, in a module worker, only when the reader first
-// uses a box. The log is read in pieces and streamed to the worker; it never leaves the browser.
+// Python (Pyodide) is loaded from this site, in a module worker: on /diagnose/ once the page is
+// idle, on entry pages only when the reader first uses the box. The log is read in pieces and
+// streamed to the worker; it never leaves the browser.
 (function () {
   "use strict";
 
@@ -55,6 +56,16 @@
     });
     booting.catch(() => { booting = null; }); // allow a retry
     return booting;
+  }
+
+  // The /diagnose/ page exists to run the doctor: Python starts as soon as the page is idle,
+  // while the reader finds and pastes a log, unless the browser asks to save data. Entry pages'
+  // compact boxes load nothing until they are used.
+  function preload(warm) {
+    if (navigator.connection && navigator.connection.saveData) return;
+    const idle = () => (window.requestIdleCallback ? requestIdleCallback(warm, { timeout: 2000 }) : setTimeout(warm, 200));
+    if (document.readyState === "complete") idle();
+    else window.addEventListener("load", idle, { once: true });
   }
 
   // Request/response over the worker, one message at a time (the caller awaits each reply).
@@ -294,6 +305,7 @@
       this.setState("idle", "");
 
       const warm = () => { bootWorker().catch(() => {}); };
+      if (!this.compact) preload(warm);
       this.textarea.addEventListener("focus", warm, { once: true });
       this.textarea.addEventListener("paste", warm, { once: true });
       this.textarea.addEventListener("input", warm, { once: true });

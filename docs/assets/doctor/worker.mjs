@@ -10,54 +10,66 @@ let py = null;
 // Aho-Corasick automaton finds all of them in one pass over the bytes, whatever their number,
 // where Python would need one pass per anchor. Python then runs the real signatures on those
 // lines, exactly as on the command line (the browser tests compare the two on every fixture).
-function automaton(patterns) {
+const LOWER = new Uint8Array(256).map((_, b) => (b >= 65 && b <= 90 ? b + 32 : b));
+
+// An Aho-Corasick automaton over byte classes: bytes that occur in no pattern share class 0, so
+// a state's row has one column per distinct pattern byte (about 140 for the atlas's anchors)
+// instead of 256. With `fold`, patterns are lower case and the input's A-Z map to a-z.
+function automaton(patterns, fold) {
+  const column = new Uint16Array(256);
+  let width = 1;
+  for (const bytes of patterns) for (const b of bytes) if (!column[b]) column[b] = width++;
+  const classOf = fold ? column.map((_, b) => column[LOWER[b]]) : column;
+  // the trie: per state, its children as a Map from class to state
   const next = [new Map()];
   const out = [[]];
   patterns.forEach((bytes, id) => {
     let state = 0;
     for (const b of bytes) {
-      let child = next[state].get(b);
+      const c = column[b];
+      let child = next[state].get(c);
       if (child === undefined) {
         child = next.length;
         next.push(new Map());
         out.push([]);
-        next[state].set(b, child);
+        next[state].set(c, child);
       }
       state = child;
     }
     out[state].push(id);
   });
+  // the full transition table, breadth first: a state's row starts as a copy of its failure
+  // state's row (complete already: it is shallower), then the state's own children overwrite it
   const n = next.length;
-  const delta = new Int32Array(n * 256);
+  const delta = new Int32Array(n * width);
   const fail = new Int32Array(n);
   const queue = new Int32Array(n);
   let head = 0, tail = 0;
-  for (let b = 0; b < 256; b++) {
-    const child = next[0].get(b);
-    if (child !== undefined) { delta[b] = child; queue[tail++] = child; }
-  }
+  for (const [c, child] of next[0]) { delta[c] = child; queue[tail++] = child; }
   while (head < tail) {
     const state = queue[head++];
-    for (let b = 0; b < 256; b++) {
-      const child = next[state].get(b);
-      if (child !== undefined) {
-        fail[child] = delta[fail[state] * 256 + b];
-        out[child] = out[child].concat(out[fail[child]]);
-        delta[state * 256 + b] = child;
-        queue[tail++] = child;
-      } else {
-        delta[state * 256 + b] = delta[fail[state] * 256 + b];
-      }
+    const row = state * width;
+    delta.copyWithin(row, fail[state] * width, fail[state] * width + width);
+    for (const [c, child] of next[state]) {
+      const f = delta[row + c];  // where the failure state goes on c: the child's failure state
+      fail[child] = f;
+      if (out[f].length) out[child] = out[child].concat(out[f]);
+      delta[row + c] = child;
+      queue[tail++] = child;
     }
   }
   const has = new Uint8Array(n);
   out.forEach((ids, state) => { has[state] = ids.length ? 1 : 0; });
-  return { delta, out, has };
+  return { delta, out, has, width, classOf };
 }
 
-const LOWER = new Uint8Array(256).map((_, b) => (b >= 65 && b <= 90 ? b + 32 : b));
-
-function makeScanner(anchors) {
+// The candidate lines of `data` and, for each, the signatures to try on it: those listed under
+// an anchor the line holds whose own literal the line holds too (the matcher checks that again,
+// as on the command line, but most lines that hold a common anchor such as 'WARN' go no
+// further than this). A line with one of the parsers' own anchors (the Xid line) stays a
+// candidate even when no signature is left, as the Hyperscan scanner does.
+function makeScanner(rules) {
+  const { anchors, signatures } = rules;
   const encoder = new TextEncoder();
   const exact = [], exactIds = [], folded = [], foldedIds = [];
   anchors.forEach((a, id) => {
@@ -65,18 +77,19 @@ function makeScanner(anchors) {
     if (a.ignore_case) { folded.push(encoder.encode(a.text.toLowerCase())); foldedIds.push(id); }
     else { exact.push(encoder.encode(a.text)); exactIds.push(id); }
   });
-  const passes = [[automaton(exact), exactIds, null]];
-  if (folded.length) passes.push([automaton(folded), foldedIds, LOWER]);
-  // returns a flat Int32Array: start, end, count, anchor ids... for each candidate line
+  const passes = [[automaton(exact, false), exactIds]];
+  if (folded.length) passes.push([automaton(folded, true), foldedIds]);
+  const literals = signatures.map((sig) => sig.literals.map((lit) => (sig.ignore_case ? lit.toLowerCase() : lit)));
+  const decoder = new TextDecoder("utf-8");
+  // returns a flat Int32Array: start, end, count, signature ids... for each candidate line
   return (data) => {
     const lines = new Map();
-    for (const [{ delta, out, has }, ids, table] of passes) {
+    for (const [{ delta, out, has, width, classOf }, ids] of passes) {
       let state = 0, lineStart = 0;
       for (let i = 0; i < data.length; i++) {
-        let b = data[i];
+        const b = data[i];
         if (b === 10) { state = 0; lineStart = i + 1; continue; }
-        if (table) b = table[b];
-        state = delta[state * 256 + b];
+        state = delta[state * width + classOf[b]];
         if (has[state]) {
           let found = lines.get(lineStart);
           if (!found) { found = new Set(); lines.set(lineStart, found); }
@@ -89,8 +102,21 @@ function makeScanner(anchors) {
     for (const start of starts) {
       let end = data.indexOf(10, start);
       if (end < 0) end = data.length;
-      const found = lines.get(start);
-      flat.push(start, end, found.size, ...found);
+      const text = decoder.decode(data.subarray(start, end));
+      let lower = null;
+      let builtin = false;
+      const names = new Set();
+      for (const a of lines.get(start)) {
+        const anchor = anchors[a];
+        if (anchor.builtin) builtin = true;
+        for (const sig of anchor.signatures) {
+          if (names.has(sig)) continue;
+          let haystack = text;
+          if (signatures[sig].ignore_case) haystack = lower === null ? (lower = text.toLowerCase()) : lower;
+          if (literals[sig].some((lit) => haystack.includes(lit))) names.add(sig);
+        }
+      }
+      if (names.size || builtin) flat.push(start, end, names.size, ...names);
     }
     return Int32Array.from(flat);
   };
@@ -104,7 +130,9 @@ from kbmatch.redact import Redactor
 
 
 class JsScanner:
-    """Candidate lines from the JavaScript Aho-Corasick prefilter (same anchors, same order)."""
+    """Candidate lines from the JavaScript Aho-Corasick prefilter, each with the signatures to try."""
+
+    names_signatures = True  # as the Hyperscan scanner: signature indices, not anchors
 
     def __init__(self, scan):
         self.scan = scan
@@ -149,7 +177,8 @@ def cancel():
 
 // Start-up in three steps, each announced to the page (progress) and timed (ready.timings):
 // the runtime (the largest download, then WebAssembly compilation), the matcher package with
-// the rules (fetched while the runtime starts), then the rules checked and compiled in Python.
+// the rules, then the rules checked and compiled in Python. The matcher and the rules are
+// fetched, and the rules' prefilter automaton built, while the runtime downloads and compiles.
 async function boot(siteUrl) {
   const t0 = performance.now();
   const timings = {};
@@ -159,19 +188,25 @@ async function boot(siteUrl) {
   const extras = Promise.all([
     fetch(here(manifest.matcher)).then((r) => r.arrayBuffer()),
     fetch(here(manifest.rules)).then((r) => r.text()),
-  ]);
+  ]).then(([zip, rulesText]) => {
+    const t = performance.now();
+    const rules = JSON.parse(rulesText);
+    const scan = makeScanner(rules);
+    timings.prefilter = performance.now() - t;
+    return { zip, rulesText, count: rules.signatures.length, scan };
+  });
+  extras.catch(() => {}); // a failed fetch is reported where it is awaited, below
   const pyodide = await loadPyodide({ indexURL: here(manifest.pyodide) });
   timings.runtime = performance.now() - t0;
   progress(2, "loading the matcher");
-  const [zip, rulesText] = await extras;
+  const { zip, rulesText, count, scan } = await extras;
   pyodide.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/lib" });
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/lib')");
   timings.matcher = performance.now() - t0 - timings.runtime;
-  const rules = JSON.parse(rulesText);
-  progress(3, `reading ${rules.signatures.length} log signatures`);
+  progress(3, `reading ${count} log signatures`);
   pyodide.globals.set("rules_text", rulesText);
   pyodide.globals.set("site_url", siteUrl);
-  pyodide.globals.set("js_scan", makeScanner(rules.anchors));
+  pyodide.globals.set("js_scan", scan);
   pyodide.runPython(GLUE);
   timings.rules = performance.now() - t0 - timings.runtime - timings.matcher;
   return [pyodide, timings];
