@@ -66,3 +66,42 @@ def test_text_with_thousands_of_open_brackets_is_refused_before_markdown_renders
         SafeMarkup.MAX_ENTRY_BRACKETS = saved
     assert [p.message for p in problems] == [
         "root_cause and the texts after it were not checked further: the entry's texts hold over 300 '[' together"]
+
+
+def _with_pattern(pattern: str, line: str) -> str:
+    """The clean entry with its signature's pattern and example replaced."""
+    text = BASE.read_text()
+    text = text.replace("pattern: 'something broke at step [0-9]+'", f"pattern: '{pattern}'")
+    return text.replace('- line: "ERROR something broke at step 12"', f'- line: "{line}"')
+
+
+def test_a_pattern_of_everyday_words_only_is_refused_at_its_pattern(tmp_path: Path) -> None:
+    """Red team s24 O1: '(?i)error' with the example "some error" was valid; KB024 asked for four
+    literal characters only, and the pattern named every log line holding 'error'."""
+    for pattern, line in [("(?i)error", "some error"), ("(?i)failed", "launch failed"),
+                          ("(?i)cuda.*error", "CUDA error: unknown"), ("warning", "a warning"),
+                          ("Warning: ", "Warning: x"), ("failed to [a-z]+", "failed to start"),
+                          ("(?i)(?:error|warning)", "error"), ("NCCL INFO [a-z]+ failed", "NCCL INFO net failed"),
+                          ("(?i)out of memory", "out of memory")]:
+        found = _check(tmp_path, _with_pattern(pattern, line))
+        assert [(p.code, p.line, p.col) for p in found] == [("KB027", 12, 14)], pattern
+        assert "the product's or component's own words" in found[0].format(), pattern
+
+
+def test_a_pattern_that_names_its_fault_passes_the_everyday_rule(tmp_path: Path) -> None:
+    """A word of the product's own anywhere every match holds it (an identifier, an error name,
+    a file, a code), or an everyday phrase rare in healthy logs, is enough."""
+    for pattern, line in [("cudaMalloc failed", "cudaMalloc failed"), ("(?i)segfault", "Segfault"),
+                          ("NCCL WARN", "NCCL WARN x"), ("CUDA out of memory", "CUDA out of memory"),
+                          ("failed to (?:extend /dev/shm/|create shared memory file)", "failed to extend /dev/shm/x"),
+                          ("(?i)error.*ProcessGroupNCCL", "error in ProcessGroupNCCL"), ("[0-9]+ Killed +python", "12 Killed   python")]:
+        assert _check(tmp_path, _with_pattern(pattern, line)) == [], pattern
+
+
+def test_the_everyday_rule_is_judged_on_the_healthy_sample() -> None:
+    from generator.corpus.checks import SignaturesSpecific
+
+    assert not SignaturesSpecific.rare("NCCL INFO ", False)  # two everyday words, in 13 % of healthy lines
+    assert SignaturesSpecific.rare("CUDA out of memory", False)  # two everyday words, in none of them
+    assert not SignaturesSpecific.rare("error", True) and not SignaturesSpecific.rare("Error: ", False)
+    assert SignaturesSpecific.rare(" [nvidia", False)  # a module tag in a stack frame: punctuation of its own

@@ -84,3 +84,44 @@ def test_a_pattern_of_translated_words_takes_each_as_a_literal() -> None:
     assert sorted(lits) == sorted(["已杀死", "Getötet", "죽었음"])
     lits, _ = prefilter_literals(r"^\s*(?:错误|Getötet)\s*$")
     assert "错误" not in lits
+
+
+def test_everyday_words_tell_log_vocabulary_from_a_products_own_words() -> None:
+    from generator.corpus.literals import everyday_words
+
+    assert everyday_words("Failed to ") == ["Failed"]
+    assert everyday_words("CUDA out of memory") == ["CUDA", "memory"]
+    assert everyday_words("ERROR: ") == ["ERROR"]
+    assert everyday_words(" -> 6") == []
+    assert everyday_words("cudaMalloc failed") is None
+    assert everyday_words("NCCL WARN") is None
+
+
+def test_names_its_own_looks_inside_every_alternative() -> None:
+    from generator.corpus.literals import names_its_own
+
+    def rare(literal: str, ignore_case: bool) -> bool:
+        return literal not in {"failed to ", "error", "cuda", "call to "}
+
+    assert names_its_own("failed to (?:extend /dev/shm/|create shared memory file)", rare)[0]
+    assert not names_its_own("failed to (?:extend|[a-z]+ shm)", rare)[0]  # one alternative names nothing
+    assert names_its_own("(?i)CUDA.*error", rare) == (False, ["cuda", "error"], True)
+    assert names_its_own("(?i)(?:call to|failed to) (?:shm_open|posix_fallocate)", rare)[0]
+
+
+def test_the_healthy_sample_is_the_benchmark_noise() -> None:
+    """generator/corpus/healthy.py renders bench/noise.py's templates; they must not drift apart."""
+    import sys
+
+    from conftest import ROOT
+    from generator.corpus import healthy
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from noise import NOISE  # noqa: PLC0415
+
+    assert list(healthy.TEMPLATES) == NOISE
+    lines, lowered = healthy.sample()
+    assert len(lines) == healthy.LINES and healthy.sample() is healthy.sample()
+    assert abs(healthy.share(("NCCL INFO ",), False) - 2 / len(NOISE)) < 0.02
+    assert healthy.share(("nccl info ",), True) == healthy.share(("NCCL INFO ",), False)
+    assert healthy.share(("no such text",), False) == 0

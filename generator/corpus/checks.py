@@ -13,7 +13,8 @@ from typing import Iterable, Iterator
 
 from generator.errors import Problem
 from generator.matcher import backtracking
-from generator.corpus.literals import MIN_LITERAL, compile_pattern, long_enough, parse, prefilter_literals
+from generator.corpus import healthy
+from generator.corpus.literals import MIN_LITERAL, compile_pattern, everyday_words, long_enough, names_its_own, parse, prefilter_literals
 from generator.matcher.native.bytepattern import Unsupported, to_bytes
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
 from generator.corpus.regex_budget import RegexTimeout, budget
@@ -211,6 +212,52 @@ class SignaturesLinear(Validator):
                                 "signatures", i, "pattern")
 
 
+class SignaturesSpecific(Validator):
+    """A pattern names something of its own, not only words every log holds.
+
+    A literal is everyday text when every word in it is an everyday log word or an English
+    function word (``literals.everyday_words``: 'error', 'Failed to ', 'NCCL INFO ', ' -> 6').
+    Such a literal is common when it names at most one everyday word with nothing but spaces
+    and sentence punctuation around it ('error', 'Warning: ', 'failed to '), or when more than
+    ``MAX_SHARE`` of a sample of healthy log lines hold it (``healthy.share``: 'NCCL INFO ' is
+    in 13 % of them). A pattern is refused (KB027) when some match could contain only common
+    literals (``literals.names_its_own``): the matcher would run it on a large share of ordinary
+    lines, and it would report whatever else the pattern allows."""
+
+    id = "KB027"
+    description = "Every match of a pattern holds a literal of its own, not only everyday log words (KB027)."
+    MAX_SHARE = 0.01  # as tests/test_signatures.py's bound on the benchmark noise
+    _BARE = re.compile(r"[A-Za-z\s:.,;!]*")  # words, spaces and sentence punctuation: no digits, brackets, quotes, paths
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        for i, sig in enumerate(_entry(f).signatures):
+            try:
+                literals, _ = prefilter_literals(sig.pattern)
+                if not literals or not all(long_enough(lit) for lit in literals):
+                    continue  # reported as KB024
+                ok, refused, ignore_case = names_its_own(sig.pattern, self.rare)
+            except (re.error, RecursionError, OverflowError, MemoryError):
+                continue  # reported as KB020 or KB025
+            if ok:
+                continue
+            shown = ", ".join(repr(lit) for lit in refused)
+            share, commonest = max((healthy.share((lit,), ignore_case), lit) for lit in refused)
+            why = (f"{commonest!r} is in {share:.1%} of the validator's healthy log lines (at most {self.MAX_SHARE:.0%})"
+                   if share > self.MAX_SHARE else "such words are in any log: every line holding them is a candidate")
+            yield f.problem(self.id, f"signature '{sig.id}': every match may hold nothing but everyday log text "
+                            f"({shown}); {why}", "signatures", i, "pattern")
+
+    @classmethod
+    def rare(cls, literal: str, ignore_case: bool) -> bool:
+        """Whether a literal tells the fault from ordinary lines (see the class)."""
+        words = everyday_words(literal)
+        if words is None:
+            return True
+        if len(words) <= 1 and cls._BARE.fullmatch(literal) and any(ch.isalpha() for ch in literal):
+            return False
+        return healthy.share((literal,), ignore_case) <= cls.MAX_SHARE
+
+
 class SafeMarkup(Validator):
     """Every string of the entry, walked once: raw HTML (KB040) and template placeholders (KB060)."""
 
@@ -341,6 +388,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     UniqueSignatureIds,
     SignaturesWork,
     SignaturesLinear,
+    SignaturesSpecific,
     SafeMarkup,
     NoSharedSentences,
 )

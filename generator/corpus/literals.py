@@ -7,6 +7,8 @@ pattern exactly as ``re`` will run it.
   ``prefilter_literals`` picks the rarest of them (or the alternatives of a required
   alternation): a line without it cannot match, so the matcher runs the regex only on
   lines that contain it.
+- ``names_its_own`` tells whether every match holds a literal of the product's own, not only
+  everyday log words (``everyday_words``); validation's KB027 uses it.
 Backtracking risk is judged in ``generator.backtracking``.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _compiler  # type: ignore[attr-defined]
 from re import _parser as P  # type: ignore[attr-defined]
@@ -211,3 +214,68 @@ def _prefilter_literals(pattern: str) -> tuple[tuple[str, ...], bool]:
     runs, branches, ignore_case = _scan_pattern(pattern)
     lits = _choose(runs, branches)
     return tuple(x.lower() for x in lits) if ignore_case else tuple(lits), ignore_case
+
+
+_EVERYDAY_FOLDED = frozenset(w.lower() for w in COMMON_WORDS) | FUNCTION_WORDS
+_WORDS = re.compile(r"[A-Za-z]{2,}")  # a lone letter ('x', the 's' of 'it/s') names nothing
+
+
+def everyday_words(literal: str) -> list[str] | None:
+    """The words of ``literal`` that are not English function words, when every word it holds
+    is an everyday log word (``COMMON_WORDS``) or a function word, in any case ('error',
+    'Failed to ', ': out of memory', 'NCCL INFO '); None when it holds a word of its own
+    ('cudaMalloc', 'Xid', 'posix_fallocate'). Digits and punctuation are no words: ' -> 6' gives []."""
+    words = _WORDS.findall(literal)
+    if any(w.lower() not in _EVERYDAY_FOLDED for w in words):
+        return None
+    return [w for w in words if w.lower() not in FUNCTION_WORDS]
+
+
+def names_its_own(pattern: str, rare: Callable[[str, bool], bool]) -> tuple[bool, list[str], bool]:
+    """Whether every match of ``pattern`` contains a literal that ``rare`` accepts (a required
+    run long enough to scan for, or one in each alternative of a required alternation, at any
+    depth), the literals it refused on the way, and whether the pattern ignores case (then the
+    literals are lower-cased, and ``rare`` is told so).
+
+    This judges the pattern, not the one gate ``prefilter_literals`` picks: in
+    ``failed to (?:extend /dev/shm/|create shared memory file)`` the alternation names the fault
+    even though the prefilter scans for 'failed to '."""
+    tree = parse(pattern)
+    ignore_case = bool(tree.state.flags & re.IGNORECASE)
+    refused: list[str] = []
+
+    def judge(run: str) -> bool:
+        if not long_enough(run):
+            return False
+        text = run.lower() if ignore_case else run
+        if rare(text, ignore_case):
+            return True
+        if text not in refused:
+            refused.append(text)
+        return False
+
+    def walk(items: list) -> bool:
+        current: list[str] = []
+        for op, av in _flatten(items):
+            if op is C.LITERAL:
+                current.append(chr(av))
+                continue
+            if current:
+                if judge("".join(current)):
+                    return True
+                current = []
+            body = None
+            if op is C.BRANCH:
+                if all([walk(list(alt)) for alt in av[1]]):  # a list: every alternative's literals are listed
+                    return True
+            elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
+                body = av[3]
+            elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+                body = av[2]
+            elif op is C.ATOMIC_GROUP:
+                body = av
+            if body is not None and walk(list(body)):
+                return True
+        return bool(current) and judge("".join(current))
+
+    return walk(list(tree)), refused, ignore_case
