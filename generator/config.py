@@ -1,7 +1,13 @@
-"""Project settings read from ``[tool.kb]`` in pyproject.toml, with defaults."""
+"""Project settings read from ``[tool.kb]`` in pyproject.toml, with defaults.
+
+The site's address, which `kb diagnose` reports link to, is the one the site is built for:
+``KB_SITE_URL`` when set (the variable mkdocs.yml's ``site_url`` reads), else ``site_url`` under
+``[tool.kb]``, else the published atlas (mkdocs.yml's default; a test keeps the two equal).
+"""
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,19 +15,32 @@ from pathlib import Path
 from generator.errors import InputError
 
 
+PUBLISHED_SITE_URL = "https://gpu-failure-atlas.github.io/gpu-failure-atlas/"
+SITE_URL_VARIABLE = "KB_SITE_URL"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where an entry's YAML can be edited online; ``{path}`` is the path from the repo root."""
 
     edit_url: str = "https://github.com/gpu-failure-atlas/gpu-failure-atlas/edit/main/{path}"
-    site_url: str = "http://127.0.0.1:8000/"
-    """Base URL of the site that reports link to (default: where `make serve` serves it)."""
+    site_url: str = PUBLISHED_SITE_URL
+    """Base URL of the site that reports link to."""
 
 
 def load(repo_root: Path) -> Settings:
     path = repo_root / "pyproject.toml"
-    if not path.exists():
-        return Settings()
+    settings = _from_pyproject(path) if path.exists() else Settings()
+    site_url = os.environ.get(SITE_URL_VARIABLE, "")
+    if not site_url:
+        return settings
+    if not site_url.startswith(("http://", "https://")) or not site_url.endswith("/"):
+        raise InputError(f"{SITE_URL_VARIABLE}={site_url!r}: the site's address must start with http:// or https:// "
+                         "and end with /, e.g. KB_SITE_URL=http://127.0.0.1:8000/")
+    return Settings(edit_url=settings.edit_url, site_url=site_url)
+
+
+def _from_pyproject(path: Path) -> Settings:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
