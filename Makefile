@@ -66,6 +66,7 @@ bench: setup browser
 	$(BIN)/python bench/job_bench.py
 	$(BIN)/python bench/field_eval.py
 	$(BIN)/python bench/paste_eval.py
+	$(BIN)/python bench/search_eval.py
 
 clean:
 	rm -rf site bench/out docs/entries docs/categories docs/xid docs/index.md docs/data
