@@ -41,6 +41,12 @@ def test_an_everyday_word_gives_way_to_a_rarer_alternation() -> None:
     # a distinctive run still wins over an alternation
     literals, _ = prefilter_literals(r"Xid \(PCI:[0-9a-f:]+\): (?:79|48), ")
     assert literals == ["Xid (PCI:"]
+    # a run of everyday words ('failed to ', rare enough by length) gives way to an alternation
+    # that names the fault: scanning for it made every 'failed to' line a candidate
+    literals, _ = prefilter_literals(r"failed to (?:register CUDA shared memory region|open CUDA IPC handle: )")
+    assert sorted(literals) == ["open CUDA IPC handle: ", "register CUDA shared memory region"]
+    literals, _ = prefilter_literals(r"(?:Failed to install the kernel module through DKMS|Failed to run [^ ]{0,40}dkms build -m nvidia)")
+    assert sorted(literals) == ["dkms build -m nvidia", "install the kernel module through DKMS"]
 
 
 def test_rarity_ranks_everyday_words_below_distinctive_text() -> None:

@@ -179,14 +179,15 @@ def _prefilter(items: list) -> list[str]:
 def _choose(runs: list[str], branches: list[list[str]]) -> list[str]:
     """The prefilter literals from a scan: the rarest long run, else a usable alternation.
 
-    A long run that is only an everyday log word ('loss' in ``loss(?:: nan| = nan)``) would
-    make every ordinary line a candidate; a required alternation whose every alternative is
-    rarer is used instead."""
+    A long run that is only an everyday log word ('loss' in ``loss(?:: nan| = nan)``, 'failed
+    to ' in ``failed to (?:register CUDA shared memory|open CUDA IPC handle)``) would make
+    every ordinary line that holds it a candidate; a required alternation whose every
+    alternative is rarer is used instead."""
     long_runs = [r for r in runs if long_enough(r)]
     usable = [b for b in branches if all(long_enough(x) for x in b)]
     if long_runs:
         best = max(long_runs, key=rarity)
-        if usable and rarity(best) < 0:
+        if usable and (rarity(best) < 0 or everyday_words(best) is not None):
             alternation = max(usable, key=lambda b: min(rarity(x) for x in b))
             if min(rarity(x) for x in alternation) > rarity(best):
                 return alternation
