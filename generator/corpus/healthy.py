@@ -1,10 +1,10 @@
 """A compact, deterministic sample of healthy log lines, to measure how common a literal is.
 
-The lines are the project's own benchmark noise (bench/noise.py: training progress and tqdm
-bars, NCCL INFO, healthy kernel and driver lines, nvidia-smi rows, warnings, kubelet and
-Slurm lines, including near misses that share words with real signatures), rendered here
-with a fixed seed so validation needs neither the bench folder nor the corpus. The
-templates must stay equal to bench/noise.py's ``NOISE`` (tests/test_literals.py checks it).
+The lines are the project's own benchmark noise (training progress and tqdm bars, NCCL
+INFO, healthy kernel and driver lines, nvidia-smi rows, warnings, kubelet and Slurm lines,
+including near misses that share words with real signatures): bench/noise.py renders these
+templates into its big logs, and validation renders a few thousand lines with a fixed seed,
+so it needs neither the bench folder nor the corpus.
 
 ``share`` tells which fraction of these lines holds one of a signature's literals: the
 lines the matcher would run that signature's pattern on, in a log where nothing failed.
@@ -38,7 +38,7 @@ SEED = 7
 
 
 def render(rng: random.Random, template: str) -> str:
-    """One line from a template, its numbers and names drawn as bench/noise.py draws them."""
+    """One line from a template, its numbers and names drawn from ``rng`` (bench/noise.py too)."""
     return template.format(
         r=rng.randrange(16), r2=rng.randrange(16), n=rng.randrange(100000), f=rng.random() * 4,
         g=rng.random() * 700, host=f"node{rng.randrange(64):02d}", pid=rng.randrange(1000, 99999),
