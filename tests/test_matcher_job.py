@@ -75,24 +75,8 @@ def test_gzip_tar_and_zip_are_read_through_member_by_member() -> None:
 
 
 def test_a_zip_written_as_a_stream_is_read_front_to_back() -> None:
-    class Sink(io.RawIOBase):
-        def __init__(self) -> None:
-            self.data = bytearray()
-
-        def writable(self) -> bool:
-            return True
-
-        def write(self, b) -> int:  # noqa: ANN001
-            self.data += b
-            return len(b)
-
-    sink = Sink()
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as z:  # sizes after the data
-        with z.open("a.log", "w") as fh:
-            fh.write(XID79 * 100)
-        with z.open("b.log", "w") as fh:
-            fh.write(WATCHDOG)
-    assert _unpack("s.zip", bytes(sink.data), piece=333)[1] == {"a.log": XID79 * 100, "b.log": WATCHDOG}
+    data = _streamed_zip({"a.log": XID79 * 100, "b.log": WATCHDOG})  # sizes after the data
+    assert _unpack("s.zip", data, piece=333)[1] == {"a.log": XID79 * 100, "b.log": WATCHDOG}
 
 
 @pytest.mark.parametrize("data, limits, message", [
