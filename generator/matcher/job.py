@@ -27,6 +27,8 @@ from .progress import ProgressTracker
 from .rank import Tally, merge_tallies
 from .read import Chunk, ChunkReader, InputStats
 from .report import build
+from .cut import LOOK_BACK as CUT_LOOK_BACK
+from .cut import ends_in_traceback
 from .resemble import JOIN_JOB_BYTES, MAX_LINES, TailLines
 from .sources import SourceInfo, describe
 from .unpack import MAX_MEMBERS, MAX_UNPACKED, Unpacker, UnpackError
@@ -82,6 +84,11 @@ class Source:
                 self._read_joined(*self.tail.unwrapped(width, self.job.join_left), new_only=True)
             elif not self.job.tally.has_failure():
                 self._read_joined(*self.tail.joined(self.job.join_left))
+            cut = ends_in_traceback(self.tail.last_lines(CUT_LOOK_BACK))
+            if cut is not None:
+                self.job.cuts.append(f"{self.info.name}: the log stops inside a Python traceback (line {cut}), before "
+                                     "the line that names the exception (a traceback's last line says what failed); "
+                                     "copy the log through that line and diagnose it again")
             room = MAX_LINES - len(self.job.loose)
             if self.job.tally.has_failure():
                 self.job.loose = []
@@ -199,6 +206,7 @@ class Job:
         self.progress = ProgressTracker()
         self.sources: list[Source] = []
         self.notes: list[str] = []
+        self.cuts: list[str] = []  # inputs that stop inside a traceback: said when no failure is found
         self.traces: list = []  # flight recorder state per rank and process group
         self.spies: list[PySpyReader] = []  # py-spy dumps found in the inputs
         self.stalls = StallReader()  # ranks named by stall reports (Horovod)
@@ -237,7 +245,7 @@ class Job:
         tally = self.tally
         tally.entries = tally.xid_entries = None  # the parent has them
         return Partial(tally, self.progress, [(s.info, s.stats) for s in self.sources], self.notes, self.traces,
-                       [t for spy in self.spies for t in spy.threads], self.stalls, self.boots, self.loose)
+                       [t for spy in self.spies for t in spy.threads], self.stalls, self.boots, self.loose, self.cuts)
 
     def merge(self, part: "Partial") -> None:
         """Fold in a partial diagnosis of other inputs (numbered from 0 there); they become the
@@ -257,6 +265,7 @@ class Job:
         self.stalls.merge(part.stalls)
         self.boots.update({offset + i: boot for i, boot in part.boots.items()})
         self.notes.extend(part.notes)
+        self.cuts.extend(part.cuts)
         for loose in part.loose[:max(0, MAX_LINES - len(self.loose))]:
             loose.source += offset
             self.loose.append(loose)
@@ -283,7 +292,8 @@ class Job:
         quiet = not any(f.role != "info" for f in findings) and not (progress and progress["hang"]) and not artefacts
         if quiet and self.loose:  # the index is built only for a log with error lines and no failure
             resembles = self.diagnoser.resembler.closest(self.loose)
-        return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=self.notes,
+        notes = self.notes + self.cuts if quiet else self.notes
+        return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=notes,
                      progress=progress, artefacts=artefacts or None, resembles=resembles,
                      entries=self.diagnoser.rules["entries"])
 
@@ -301,6 +311,7 @@ class Partial:
     stalls: StallReader
     boots: dict[int, tuple[str, float]]
     loose: list
+    cuts: list[str]
 
 
 class FinishedSource:

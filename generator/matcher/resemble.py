@@ -359,6 +359,18 @@ class TailLines:
         firsts.reverse()
         return (b"\n".join(out) + b"\n" if out else b""), firsts
 
+    def last_lines(self, count: int) -> list[tuple[int, bytes]]:
+        """The input's last ``count`` non-empty lines (number, bytes), in order."""
+        out: list[tuple[int, bytes]] = []
+        for chunk in reversed(self.chunks):
+            lines = chunk.data.split(b"\n")
+            for n in range(len(lines) - 1, -1, -1):
+                if lines[n].strip():
+                    out.append((chunk.first_line + n, lines[n]))
+                    if len(out) >= count:
+                        return out[::-1]
+        return out[::-1]
+
     def wrap_width(self) -> int:
         """The column a terminal or a page hard-wrapped this input at, or 0 when it was not.
 
