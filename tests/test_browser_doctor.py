@@ -429,3 +429,141 @@ def test_a_failure_line_wrapped_in_two_is_found_whole_like_the_cli(context, serv
     assert "a line wrapped in two, read with line 3 joined to it" in card.locator(".kb-doctor__meta").first.inner_text()
     assert "an illegal memory access was encountered" in card.locator("pre.kb-doctor__evidence").inner_text()
     assert watch.foreign == []
+
+
+# ---- red team s25 (bench/walks/redteam-browser-s25.md): the browser attacked -----------------------
+def _state(page) -> str:
+    return page.evaluate("document.querySelector('.kb-doctor').dataset.state")
+
+
+def _wait_state(page, states: tuple[str, ...], seconds: float) -> tuple[str, float, float]:
+    """Polls the box (the CSP forbids wait_for_function's eval) until it is in one of ``states``;
+    returns the state, the seconds it took and the longest the page took to answer one poll."""
+    import time  # noqa: PLC0415
+
+    start = time.monotonic()
+    slowest = 0.0
+    while time.monotonic() - start < seconds:
+        asked = time.monotonic()
+        state = _state(page)
+        slowest = max(slowest, time.monotonic() - asked)
+        if state in states:
+            return state, time.monotonic() - start, slowest
+        page.wait_for_timeout(100)
+    return f"still {_state(page)}", time.monotonic() - start, slowest
+
+
+XID_LINE = "[ 99.1] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+
+
+def test_a_runtime_that_cannot_be_downloaded_is_said_at_once_and_retry_reads_every_file(browser, server, tmp_path: Path) -> None:
+    """Pyodide never settles when pyodide.asm.wasm cannot be downloaded: the box waited its whole
+    start-up timeout (60 s) and then blamed WebAssembly. Retry after a failed run of several
+    chosen files read none of them ("input.read is not a function")."""
+    a, b = tmp_path / "node-1.log", tmp_path / "node-2.log"
+    a.write_text(XID_LINE)
+    b.write_text("step 1 ok\n")
+    ctx = browser.new_context()
+    try:
+        ctx.route("**/pyodide.asm.wasm", lambda route: route.abort())
+        page = ctx.new_page()
+        page.goto(server.url + "/diagnose/")  # the default start-up timeout
+        page.set_input_files(".kb-doctor input[type=file][multiple]", [str(a), str(b)])
+        state, seconds, _ = _wait_state(page, ("error", "done"), 30)
+        assert state == "error" and seconds < 30, (state, seconds)
+        status = page.locator(".kb-doctor__status").inner_text()
+        assert "could not load the Python runtime" in status and "Failed to fetch" in status, status
+        ctx.unroute("**/pyodide.asm.wasm")
+        page.locator(".kb-doctor button", has_text="Retry").click()
+        assert _wait_state(page, ("error", "done"), BOOT_WAIT_MS / 1000)[0] == "done", page.locator(".kb-doctor__status").inner_text()
+        report = json.loads(page.locator(".kb-doctor__json").text_content())
+        assert [s["name"] for s in report["sources"]] == ["node-1.log", "node-2.log"]
+        assert report["findings"][0]["id"] == "xid-79"
+    finally:
+        ctx.close()
+
+
+def test_cancel_stops_a_worker_busy_with_one_piece_and_works_during_start_up(context, server, tmp_path: Path) -> None:
+    """A 16 KB file (gzip inside gzip) unpacks to 1 GiB inside one piece: the worker answers that
+    piece after some 20 s, and Cancel did nothing until then. While Python started, Cancel was
+    hidden and the box could not be stopped. Now Cancel answers within about a second, and the
+    next use starts a fresh worker."""
+    import gzip  # noqa: PLC0415
+
+    line = b"step 1 | loss 0.5 | NCCL INFO Channel 00/32 : 0 -> 1 via P2P/IPC/read\n"
+    member = gzip.compress(line * ((16 << 20) // len(line)), 6)
+    bomb = tmp_path / "bomb.gz.gz"
+    bomb.write_bytes(gzip.compress(member * 64 + gzip.compress(XID_LINE.encode()), 6))
+    ctx, watch = context
+    page = ctx.new_page()
+    page.goto(server.url + "/entries/xid-79/")  # nothing loaded until the box is used
+    root = page.locator(".kb-doctor")
+    root.locator("textarea").fill(XID_LINE)
+    root.locator("button", has_text="Diagnose").click()
+    root.locator("button", has_text="Cancel").click(timeout=2_000)  # while Python starts
+    assert _wait_state(page, ("cancelled", "done", "error"), 5)[0] == "cancelled"
+    assert _diagnose(page, XID_LINE, compact=True)["findings"][0]["id"] == "xid-79"
+    page.goto(server.url + "/diagnose/")
+    page.set_input_files(".kb-doctor input[type=file][multiple]", str(bomb))
+    assert _wait_state(page, ("analysing",), BOOT_WAIT_MS / 1000)[0] == "analysing"
+    page.wait_for_timeout(1_500)  # the worker is inside the piece that unpacks to 1 GiB
+    assert _state(page) == "analysing"
+    page.locator(".kb-doctor button", has_text="Cancel").click()
+    state, seconds, _ = _wait_state(page, ("cancelled", "done", "error"), 10)
+    assert state == "cancelled" and seconds < 5, (state, seconds)
+    assert page.locator(".kb-doctor__status").inner_text() == "Cancelled."
+    report = _diagnose(page, XID_LINE)  # a fresh worker
+    assert report["findings"][0]["id"] == "xid-79"
+    assert watch.foreign == []
+
+
+def test_a_chosen_file_changed_before_it_is_read_is_skipped_with_a_note(context, server, tmp_path: Path) -> None:
+    """One of several chosen files changed (or removed) after it was chosen: Chromium refuses to
+    read it, and the whole report was lost to a message about permissions, with a Retry that
+    failed again. As `kb diagnose DIR` does with an unreadable file: the others are read, a note
+    names it. A single such file is one clear message."""
+    ctx, _ = context
+    big = tmp_path / "a-big.log"
+    big.write_bytes(b"step 1 | loss 0.5 | NCCL INFO Channel 00/32 : 0 -> 1 via P2P/IPC/read\n" * 400_000)  # 28 MB
+    xid, changed = tmp_path / "b-kern.log", tmp_path / "c-changed.log"
+    xid.write_text(XID_LINE)
+    changed.write_text("step 2 ok\n")
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.set_input_files(".kb-doctor input[type=file][multiple]", [str(big), str(xid), str(changed)])
+    changed.write_text("step 2 ok, and more written since\n")
+    assert _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)[0] == "done", page.locator(".kb-doctor__status").inner_text()
+    report = json.loads(page.locator(".kb-doctor__json").text_content())
+    assert report["findings"][0]["id"] == "xid-79"
+    assert any(n.startswith("c-changed.log could not be read: it changed or was removed after it was chosen; skipped")
+               for n in report["notes"]), report["notes"]
+    assert "c-changed.log could not be read" in page.locator(".kb-doctor__report").inner_text()
+    page.set_input_files(".kb-doctor input[type=file][multiple]", [])
+    page.set_input_files(".kb-doctor input[type=file][multiple]", str(big))
+    big.write_bytes(b"rewritten\n")
+    assert _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)[0] == "error"
+    assert page.locator(".kb-doctor__status").inner_text() == (
+        "a-big.log could not be read: it changed or was removed after it was chosen. Choose it again.")
+
+
+def test_a_large_paste_is_read_like_a_file_and_the_page_stays_responsive(context, server) -> None:
+    """20 MB pasted into the box sat in it: the tab grew from 0.5 to 2.2 GB, and the analysis took
+    10 s instead of under 1 s, the page stalling up to a second at each status update (Chromium
+    lays the text box out again; 50 MB took 22 s to lay out, 3.7 GB). A paste over 1 Mi
+    characters is now read at once as a chosen file is, encoded a piece at a time, never shown."""
+    ctx, watch = context
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.evaluate("""(xid) => {
+        const line = 'step 1 | loss 0.5 | NCCL INFO Channel 00/32 : 0 -> 1 via P2P/IPC/read PASTED-7c1d\\n';
+        return navigator.clipboard.writeText(line.repeat(Math.floor(20 * 1048576 / line.length)) + xid); }""", XID_LINE)
+    page.locator(".kb-doctor textarea").focus()
+    page.keyboard.press("Control+V")
+    state, _, slowest = _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)
+    assert state == "done", page.locator(".kb-doctor__status").inner_text()
+    assert slowest < 2, f"the page did not answer for {slowest:.1f} s"
+    report = json.loads(page.locator(".kb-doctor__json").text_content())
+    assert report["findings"][0]["id"] == "xid-79" and report["input"]["bytes"] > 20_000_000
+    assert page.evaluate("document.querySelector('.kb-doctor textarea').value.length") == 0
+    assert watch.carried("PASTED-7c1d") == [] and watch.foreign == []

@@ -329,6 +329,19 @@ def test_a_gzip_cut_short_is_read_up_to_the_cut_and_said() -> None:
     assert _unpack("two.gz", whole + gzip.compress(WATCHDOG))[1] == {"": XID79 * 2000 + WATCHDOG}
 
 
+def test_gzip_members_that_each_inflate_past_a_piece_are_read_once() -> None:
+    """Red team s25 (browser): `cat a.log.gz b.log.gz` where each member inflates to over 1 MiB
+    (the bound on one piece of output) repeated every later member: zlib keeps the bytes after a
+    member's end both as unused_data and, when the member ended in a call that resumed from an
+    output bound, as unconsumed_tail, and the two were joined. Each member's end doubled what
+    followed: 4 members of 2 MiB unpacked to over 16 GiB (9.8 GB of memory after a minute, for
+    a 3.6 MB file of 64 members)."""
+    first, second = XID79 * 20_000, WATCHDOG * 10_000  # 2.4 MiB and 2.3 MiB
+    data = gzip.compress(first) + gzip.compress(second) + gzip.compress(first)
+    for piece in (4097, 1 << 20, len(data)):
+        assert _unpack("cat.gz", data, piece=piece, max_unpacked=64 << 20)[1] == {"": first + second + first}, piece
+
+
 def test_bytes_after_the_gzip_data_are_said_and_padding_is_not() -> None:
     """Red team s24 (O2): what followed the last gzip member was dropped without a word when it fit
     in the piece that held the member's end, and the same bytes read as "not valid gzip data" (a

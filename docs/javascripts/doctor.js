@@ -8,6 +8,12 @@
   const script = document.currentScript;
   const SITE = new URL("../", script ? script.src : location.href); // javascripts/ sits at the site root
   const CHUNK = 1 << 20; // bytes per piece sent to the worker
+  // A paste longer than this is read as a chosen file would be, not put in the text box: a
+  // text box holding 50 MB takes Chromium over 20 s and 3 GB to lay out, and again on each redraw
+  const PASTE_AS_FILE_CHARS = 1 << 20;
+  // Cancel stops between pieces; a worker busy with one piece longer than this (a small archive
+  // that unpacks to gigabytes) is stopped and a fresh one is started on the next use
+  const CANCEL_GRACE_MS = 1000;
   const params = new URLSearchParams(location.search);
   const BOOT_TIMEOUT_MS = Number(params.get("doctor_timeout")) || 60000;
   const SAMPLES_URL = new URL("assets/doctor/samples.json", SITE);
@@ -19,7 +25,7 @@
 
   function bootWorker() {
     if (booting) return booting;
-    booting = new Promise((resolve, reject) => {
+    const started = booting = new Promise((resolve, reject) => {
       let worker;
       try {
         worker = new Worker(new URL("assets/doctor/worker.mjs", SITE), { type: "module" });
@@ -40,7 +46,9 @@
         } else if (msg.type === "ready") {
           clearTimeout(timer);
           window.kbDoctorTimings = msg.timings; // read by the browser benchmark
-          resolve(new Channel(worker));
+          lastProgress = null;
+          // a worker that is stopped or dies is not handed out again: the next use starts a new one
+          resolve(new Channel(worker, () => { if (booting === started) booting = null; }));
         } else if (msg.type === "error") {
           clearTimeout(timer);
           worker.terminate();
@@ -54,8 +62,8 @@
       };
       worker.postMessage({ type: "boot", site: SITE.href });
     });
-    booting.catch(() => { booting = null; }); // allow a retry
-    return booting;
+    started.catch(() => { lastProgress = null; if (booting === started) booting = null; }); // allow a retry
+    return started;
   }
 
   // The /diagnose/ page exists to run the doctor: Python starts as soon as the page is idle,
@@ -69,10 +77,15 @@
   }
 
   // Request/response over the worker, one message at a time (the caller awaits each reply).
+  // Boxes on one page share the worker and its one Python session: a box waits for its turn
+  // (`acquire`) rather than interleave its messages with another's.
   class Channel {
-    constructor(worker) {
+    constructor(worker, onDead) {
       this.worker = worker;
       this.pending = null;
+      this.dead = null;
+      this.onDead = onDead;
+      this.queue = Promise.resolve();
       worker.onmessage = (event) => {
         const pending = this.pending;
         this.pending = null;
@@ -80,21 +93,50 @@
         if (event.data.type === "error") pending.reject(new Error(event.data.message));
         else pending.resolve(event.data);
       };
+      // the worker failing after start-up (it ran out of memory, the browser stopped it)
+      worker.onerror = (event) => this.kill(new Error(`the log doctor stopped (${event.message || "its worker failed"}); try again`));
+    }
+    acquire() {
+      let release;
+      const turn = new Promise((resolve) => { release = resolve; });
+      const ready = this.queue.then(() => release);
+      this.queue = this.queue.then(() => turn);
+      return ready;
     }
     send(message, transfer) {
+      if (this.dead) return Promise.reject(this.dead);
       return new Promise((resolve, reject) => {
         this.pending = { resolve, reject };
         this.worker.postMessage(message, transfer || []);
       });
     }
+    // stops the worker at once, whatever it is doing: the waiting call fails with ``reason``
+    kill(reason) {
+      if (this.dead) return;
+      this.dead = reason;
+      this.worker.terminate();
+      this.onDead();
+      const pending = this.pending;
+      this.pending = null;
+      if (pending) pending.reject(reason);
+    }
   }
 
   // ---- input sources --------------------------------------------------------------------
+  // Pasted text, encoded to UTF-8 a piece at a time (a whole 200 MB paste encoded at once held
+  // the main thread for seconds and a second copy of the log). ``size`` and positions count
+  // UTF-16 code units; a piece never ends between the two halves of a surrogate pair.
   function textSource(text, name) {
-    const bytes = new TextEncoder().encode(text);
+    const encoder = new TextEncoder();
     return {
-      name, size: bytes.byteLength,
-      read: async (pos, len) => bytes.slice(pos, pos + len).buffer,
+      name, size: text.length,
+      read: async (pos, len) => {
+        let end = Math.min(pos + len, text.length);
+        const last = text.charCodeAt(end - 1);
+        if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+        const bytes = encoder.encode(text.slice(pos, end));
+        return { buffer: bytes.buffer, consumed: end - pos };
+      },
     };
   }
 
@@ -124,10 +166,18 @@
 
   function fileSource(file) {
     return {
-      name: file.webkitRelativePath || file.name, size: file.size,
-      read: (pos, len) => file.slice(pos, pos + len).arrayBuffer(),
+      name: file.webkitRelativePath || file.name, size: file.size, file: true,
+      read: async (pos, len) => {
+        const buffer = await file.slice(pos, pos + len).arrayBuffer();
+        return { buffer, consumed: buffer.byteLength };
+      },
     };
   }
+
+  // why a chosen file could not be read (Chromium's own message blames permissions)
+  const unreadable = (name, err) => (err && err.name === "NotReadableError"
+    ? `${name} could not be read: it changed or was removed after it was chosen`
+    : `${name} could not be read (${err && err.message ? err.message : err})`);
 
   const el = window.kbDom.el; // text-only DOM builder (kb-dom.js)
 
@@ -313,7 +363,16 @@
       this.textarea.addEventListener("keydown", (event) => {
         if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) this.diagnoseText();
       });
-      this.cancel.addEventListener("click", () => { this.cancelled = true; });
+      this.cancel.addEventListener("click", () => this.stop());
+      // a large paste is read as a chosen file is, at once, and never put in the text box
+      this.textarea.addEventListener("paste", (event) => {
+        const data = event.clipboardData;
+        if (!data || this.busy) return;
+        const text = data.getData("text/plain") || data.getData("text");
+        if (text.length <= PASTE_AS_FILE_CHARS) return;
+        event.preventDefault();
+        this.start(textSource(text, "pasted log"));
+      });
       this.copy.addEventListener("click", () => this.copyMarkdown(this.markdown, "Copied the report as Markdown."));
       this.copyRedacted.addEventListener("click", () => this.copyMarkdown(this.redacted,
         "Copied the report with host names, addresses, user names and secrets replaced. Check it before you paste."));
@@ -322,7 +381,8 @@
       root.addEventListener("drop", (event) => {
         event.preventDefault();
         root.classList.remove("kb-doctor--drop");
-        droppedFiles(event.dataTransfer).then((files) => { if (files.length) this.start(files.map(fileSource)); });
+        droppedFiles(event.dataTransfer).then((files) => { if (files.length) this.start(files.map(fileSource)); },
+          (err) => { if (!this.busy) this.showError(new Error(`the dropped files could not be listed (${err && err.message ? err.message : err})`), null); });
       });
     }
 
@@ -363,25 +423,54 @@
 
     // `sources`: one input or several (dropped files, a folder); each is sent as its own input
     // of one diagnosis, so the report names the file, host and rank where the failure started.
+    // Cancel: stop between pieces; a worker still busy after CANCEL_GRACE_MS is stopped. While
+    // Python starts, Cancel stops the waiting (start-up goes on, for the next use).
+    stop() {
+      if (!this.busy || this.cancelled) return;
+      this.cancelled = true;
+      if (this.wake) this.wake();
+      clearTimeout(this.killTimer);
+      this.killTimer = setTimeout(() => {
+        if (this.busy && this.channel) this.channel.kill(new Error("Cancelled."));
+      }, CANCEL_GRACE_MS);
+    }
+
     async start(sources) {
       if (!Array.isArray(sources)) sources = [sources];
       if (this.busy || !sources.length) return;
+      const all = sources;
       const source = sources.length === 1 ? sources[0]
         : { name: `${sources.length} files`, size: sources.reduce((n, s) => n + s.size, 0) };
       this.busy = true;
       this.cancelled = false;
+      this.channel = null;
       this.go.disabled = true;
       this.copy.hidden = true;
       this.copyRedacted.hidden = true;
+      this.cancel.hidden = false;
       this.result.replaceChildren();
+      let release = null;
       try {
         const show = (p) => this.setState("loading", `Preparing the doctor, step ${p.step} of ${p.steps}: ${p.text}…`);
         this.setState("loading", "Preparing the doctor (first use on this page only)…");
         if (lastProgress) show(lastProgress);
         progressListeners.add(show);
+        const woken = new Promise((resolve) => { this.wake = resolve; });
         let channel;
-        try { channel = await bootWorker(); } finally { progressListeners.delete(show); }
-        this.cancel.hidden = false;
+        for (;;) {
+          try { channel = await Promise.race([bootWorker(), woken]); } finally { progressListeners.delete(show); }
+          if (this.cancelled) {
+            this.wake = null;
+            this.setState("cancelled", "Cancelled.");
+            return;
+          }
+          release = await channel.acquire();  // another box on this page may be using the worker
+          if (!channel.dead) break;
+          release();  // the worker was stopped while this box waited its turn: start a new one
+          release = null;
+        }
+        this.wake = null;
+        this.channel = channel;
         this.setState("analysing", `Analysing ${source.name} (${formatBytes(source.size)})…`);
         await channel.send({ type: "start" });
         let done = 0;
@@ -394,14 +483,29 @@
               this.setState("cancelled", "Cancelled.");
               return;
             }
-            const piece = await input.read(pos, CHUNK);
-            pos += piece.byteLength;
-            await channel.send({ type: "chunk", data: piece }, [piece]);
+            let piece;
+            try {
+              piece = await input.read(pos, CHUNK);
+            } catch (err) {
+              if (!input.file) throw err;
+              const why = unreadable(input.name, err);
+              // one input: its report would be a part of it, silently; several: the others are read
+              if (sources.length === 1) throw new Error(`${why}. Choose it again.`);
+              await channel.send({ type: "skip", note: `${why}; skipped${pos ? " (what came before was read)" : ""}` });
+              break;
+            }
+            pos += piece.consumed;
+            await channel.send({ type: "chunk", data: piece.buffer }, [piece.buffer]);
             const pct = source.size ? Math.floor((100 * (done + pos)) / source.size) : 100;
             const which = sources.length > 1 ? ` (file ${i + 1} of ${sources.length}: ${input.name})` : "";
             this.setState("analysing", `Analysing ${source.name}: ${pct}% of ${formatBytes(source.size)}${which}…`);
           }
           done += input.size;
+        }
+        if (this.cancelled) {
+          await channel.send({ type: "cancel" });
+          this.setState("cancelled", "Cancelled.");
+          return;
         }
         const reply = await channel.send({ type: "finish", name: source.name });
         this.markdown = reply.markdown;
@@ -422,20 +526,29 @@
           heading.scrollIntoView({ block: "start", behavior: "auto" });
         }
       } catch (err) {
-        this.showError(err, source);
+        if (this.cancelled) this.setState("cancelled", "Cancelled.");
+        else this.showError(err, all);
       } finally {
+        if (release) release();
+        clearTimeout(this.killTimer);
+        this.channel = null;
         this.busy = false;
         this.go.disabled = false;
         this.cancel.hidden = true;
       }
     }
 
-    showError(err, source) {
+    // `sources`: what to read again on Retry (all the inputs of the run that failed), or null
+    showError(err, sources) {
       this.setState("error", err.message);
-      const retry = el("button", { type: "button", class: "md-button", text: "Retry" });
-      retry.addEventListener("click", () => this.start(source));
-      this.result.replaceChildren(el("p", { class: "kb-doctor__error", text: "The log doctor could not run. " }), retry);
-      retry.focus();
+      const parts = [el("p", { class: "kb-doctor__error", text: "The log doctor could not run. " })];
+      if (sources) {
+        const retry = el("button", { type: "button", class: "md-button", text: "Retry" });
+        retry.addEventListener("click", () => this.start(sources));
+        parts.push(retry);
+      }
+      this.result.replaceChildren(...parts);
+      if (parts[1]) parts[1].focus();
     }
 
     async copyMarkdown(text, done) {

@@ -107,10 +107,11 @@ class _Gunzip:
             data = self.inflater.unconsumed_tail
             if self.inflater.eof:
                 self.midway = False
+                # everything after the member's end is in unused_data; unconsumed_tail may hold the
+                # same bytes again (when the call that met the end resumed from an output bound):
+                # it is not added, or each member's end would double what follows (red team s25)
                 rest = self.inflater.unused_data
                 self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                if data:
-                    rest = data + rest
                 if rest and rest[:2] != GZIP_MAGIC[:len(rest[:2])]:
                     # not another member: NUL padding (tape blocks) is ignored; anything else is counted
                     self.ended = True

@@ -170,6 +170,11 @@ def finish(name):
     shared = to_markdown(redactor.redact_report(report), redactor.redact_text(name))
     return to_json(report), to_markdown(report, name), shared
 
+def skip(note):
+    # an input the page could not read to its end (a file changed or removed after it was
+    # chosen): what was read of it stays, the report says why the rest is missing
+    session.job.notes.append(note)
+
 def cancel():
     global session
     session = None
@@ -184,10 +189,19 @@ async function boot(siteUrl) {
   const timings = {};
   const progress = (step, text) => self.postMessage({ type: "progress", step, steps: 3, text });
   progress(1, "downloading and starting Python");
-  const manifest = await (await fetch(here("manifest.json"))).json();
+  // a file of the site that cannot be downloaded is named, not left to a JSON or zip error
+  const get = async (path) => {
+    let response;
+    try { response = await fetch(here(path)); } catch (err) {
+      throw new Error(`could not download ${path} (${err.message}); check the connection and retry`);
+    }
+    if (!response.ok) throw new Error(`could not download ${path} (HTTP ${response.status})`);
+    return response;
+  };
+  const manifest = await (await get("manifest.json")).json();
   const extras = Promise.all([
-    fetch(here(manifest.matcher)).then((r) => r.arrayBuffer()),
-    fetch(here(manifest.rules)).then((r) => r.text()),
+    get(manifest.matcher).then((r) => r.arrayBuffer()),
+    get(manifest.rules).then((r) => r.text()),
   ]).then(([zip, rulesText]) => {
     const t = performance.now();
     const rules = JSON.parse(rulesText);
@@ -196,7 +210,23 @@ async function boot(siteUrl) {
     return { zip, rulesText, count: rules.signatures.length, scan };
   });
   extras.catch(() => {}); // a failed fetch is reported where it is awaited, below
-  const pyodide = await loadPyodide({ indexURL: here(manifest.pyodide) });
+  // Pyodide does not reject when its runtime (pyodide.asm.wasm) cannot be downloaded or
+  // compiled: the failure is an unhandled rejection inside its loader, and loadPyodide never
+  // settles, so the page would wait for its start-up timeout (60 s) and then blame WebAssembly.
+  // Such a rejection during start-up ends the start-up at once, with its reason.
+  let failed;
+  const loaderFailed = new Promise((_, reject) => { failed = reject; });
+  const onRejection = (event) => {
+    const reason = event.reason;
+    failed(new Error(`could not load the Python runtime (${reason && reason.message ? reason.message : reason})`));
+  };
+  self.addEventListener("unhandledrejection", onRejection);
+  let pyodide;
+  try {
+    pyodide = await Promise.race([loadPyodide({ indexURL: here(manifest.pyodide) }), loaderFailed]);
+  } finally {
+    self.removeEventListener("unhandledrejection", onRejection);
+  }
   timings.runtime = performance.now() - t0;
   progress(2, "loading the matcher");
   const { zip, rulesText, count, scan } = await extras;
@@ -259,6 +289,10 @@ self.onmessage = async (event) => {
         self.postMessage({ type: "report", report: JSON.parse(json), markdown, redacted });
         break;
       }
+      case "skip":
+        call("skip", String(msg.note));
+        self.postMessage({ type: "skipped" });
+        break;
       case "cancel":
         call("cancel");
         self.postMessage({ type: "cancelled" });
