@@ -566,4 +566,7 @@ def test_a_large_paste_is_read_like_a_file_and_the_page_stays_responsive(context
     report = json.loads(page.locator(".kb-doctor__json").text_content())
     assert report["findings"][0]["id"] == "xid-79" and report["input"]["bytes"] > 20_000_000
     assert page.evaluate("document.querySelector('.kb-doctor textarea').value.length") == 0
+    # the empty box says where the paste went
+    assert re.match(r"Pasted log of [0-9,.\u202f\u00a0 ]+ characters: read directly, not shown here",
+                    page.get_attribute(".kb-doctor textarea", "placeholder"))
     assert watch.carried("PASTED-7c1d") == [] and watch.foreign == []

@@ -371,6 +371,9 @@
         const text = data.getData("text/plain") || data.getData("text");
         if (text.length <= PASTE_AS_FILE_CHARS) return;
         event.preventDefault();
+        // the box stays empty: say where the paste went
+        this.textarea.placeholder = `Pasted log of ${text.length.toLocaleString()} characters: read directly, ` +
+          "not shown here. Paste again or choose a file to diagnose another log.";
         this.start(textSource(text, "pasted log"));
       });
       this.copy.addEventListener("click", () => this.copyMarkdown(this.markdown, "Copied the report as Markdown."));
