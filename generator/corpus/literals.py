@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable
+from typing import Callable, Iterator
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _compiler  # type: ignore[attr-defined]
 from re import _parser as P  # type: ignore[attr-defined]
@@ -51,36 +51,52 @@ def _flatten(items: list) -> list:
     return flat
 
 
-def _scan(items: list) -> tuple[list[str], list[list[str]]]:
-    """Literal runs every match contains, and required alternations (each a list of the
-    best literal of every alternative), found by walking the parse tree."""
-    runs: list[str] = []
-    branches: list[list[str]] = []
+RUN = object()  # _parts' marker of a run of literal characters
+
+
+def _parts(items: list) -> Iterator[tuple[object, object]]:
+    """A parse tree's items in order, with each run of literal characters joined into one
+    ``(RUN, text)``; any other item as ``(op, av)``."""
     current: list[str] = []
     for op, av in _flatten(items):
         if op is C.LITERAL:
             current.append(chr(av))
             continue
         if current:
-            runs.append("".join(current))
+            yield RUN, "".join(current)
             current = []
-        body = None
-        if op is C.BRANCH:
+        yield op, av
+    if current:
+        yield RUN, "".join(current)
+
+
+def _required_body(op: object, av: object) -> list | None:
+    """The items of a group or repeat that every match of it contains, or None."""
+    if op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
+        return list(av[3])
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+        return list(av[2])  # the body appears at least once
+    if op is C.ATOMIC_GROUP:
+        return list(av)
+    return None
+
+
+def _scan(items: list) -> tuple[list[str], list[list[str]]]:
+    """Literal runs every match contains, and required alternations (each a list of the
+    best literal of every alternative), found by walking the parse tree."""
+    runs: list[str] = []
+    branches: list[list[str]] = []
+    for op, av in _parts(items):
+        if op is RUN:
+            runs.append(av)
+        elif op is C.BRANCH:
             lits = _alternatives_literals(av[1])
             if lits:
                 branches.append(lits)
-        elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
-            body = av[3]
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
-            body = av[2]  # the body appears at least once
-        elif op is C.ATOMIC_GROUP:
-            body = av
-        if body is not None:
-            inner_runs, inner_branches = _scan(list(body))
+        elif (body := _required_body(op, av)) is not None:
+            inner_runs, inner_branches = _scan(body)
             runs += inner_runs
             branches += inner_branches
-    if current:
-        runs.append("".join(current))
     return runs, branches
 
 
@@ -256,27 +272,15 @@ def names_its_own(pattern: str, rare: Callable[[str, bool], bool]) -> tuple[bool
         return False
 
     def walk(items: list) -> bool:
-        current: list[str] = []
-        for op, av in _flatten(items):
-            if op is C.LITERAL:
-                current.append(chr(av))
-                continue
-            if current:
-                if judge("".join(current)):
+        for op, av in _parts(items):
+            if op is RUN:
+                if judge(av):
                     return True
-                current = []
-            body = None
-            if op is C.BRANCH:
+            elif op is C.BRANCH:
                 if all([walk(list(alt)) for alt in av[1]]):  # a list: every alternative's literals are listed
                     return True
-            elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
-                body = av[3]
-            elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
-                body = av[2]
-            elif op is C.ATOMIC_GROUP:
-                body = av
-            if body is not None and walk(list(body)):
+            elif (body := _required_body(op, av)) is not None and walk(body):
                 return True
-        return bool(current) and judge("".join(current))
+        return False
 
     return walk(list(tree)), refused, ignore_case
