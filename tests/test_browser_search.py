@@ -113,6 +113,29 @@ def test_typing_shows_results_and_the_keyboard_opens_one(site) -> None:
     assert not errors
 
 
+def test_a_pasted_line_no_entry_recognises_is_said_to_be_a_guess(site) -> None:
+    """A generic line (a build's 'Error 2') lists entries that only share words with it; the status
+    says so and offers the doctor. Recognised lines and typed words keep the plain count."""
+    server, page, errors = site
+    page.goto(server.url + "/")
+    verdicts = page.evaluate("""async ([url, queries]) => {
+        const index = await kbSearch.load(url);
+        return queries.map(q => kbSearch.weak(index.search(q, 10), q));
+    }""", [_index_url(page), ["make: *** [Makefile:81: modules] Error 2",
+                              "RuntimeError: CUDA error: an illegal memory access was encountered",
+                              "nccl timeout", "xid 79"]])
+    assert verdicts == [True, False, False, False]
+    page.fill("#kb-search-q", "make: *** [Makefile:81: modules] Error 2")
+    page.wait_for_selector(".kb-search__item")
+    status = page.locator(".kb-search__status")
+    assert status.inner_text().startswith("No entry recognises this line; these only share words with it.")
+    assert status.locator("a[href$='diagnose/']").count() == 1
+    page.fill("#kb-search-q", "RuntimeError: CUDA error: an illegal memory access was encountered")
+    page.wait_for_selector(".kb-search__item >> text=log line recognised")
+    assert "No entry recognises" not in status.inner_text()
+    assert not errors
+
+
 def test_the_search_page_takes_the_query_from_the_address(site) -> None:
     server, page, errors = site
     page.goto(server.url + "/search/?q=" + "Xid%2079")

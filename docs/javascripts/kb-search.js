@@ -25,6 +25,21 @@
   const MAX_LINE = 4000;          // characters of one line tested
   const FIELD_WEIGHT = { id: 3, title: 3, alias: 2.2, tag: 2, summary: 0.8 };
   const LIMIT = 10;
+  // A pasted line (four meaningful words or more) whose best entry neither recognises it by a
+  // signature nor shares a phrase, a name or much of its rare words with it: the list is a guess,
+  // and the reader is told so. On the dev field sample's last error-looking lines
+  // (bench/search_eval.py), 65 of 1,131 top results were flagged so; 63 of them were wrong.
+  const WEAK_SCORE = 20;
+
+  function weak(hits, query) {
+    const top = hits.find((h) => h.entry);
+    return Boolean(top) && !top.recognised && top.score < WEAK_SCORE && words(query).filter(meaningful).length >= 4;
+  }
+
+  function weakNote(status, base) {
+    status.append("No entry recognises this line; these only share words with it. For a whole log, try the ",
+      el("a", { href: base + "diagnose/", text: "log doctor" }), ".");
+  }
 
   function words(text) {
     return text.toLowerCase().split(/[^a-z0-9_]+/).filter(Boolean);
@@ -275,6 +290,8 @@
       status.replaceChildren();
       if (!hits.length) {
         status.append("Nothing matches. For a whole log, try the ", el("a", { href: base + "diagnose/", text: "log doctor" }), ".");
+      } else if (weak(hits, query)) {
+        weakNote(status, base);
       } else {
         status.textContent = `${hits.length} result${hits.length === 1 ? "" : "s"}${hits.length === LIMIT ? " (best first)" : ""}`;
       }
@@ -344,7 +361,8 @@
       const hits = index.search(query, 30);
       list.replaceChildren(...hits.map((hit, i) => resultItem(hit, base, `kb-search-page-r${i}`, false, false)));
       status.replaceChildren();
-      if (hits.length) status.textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for the text above, best first.`;
+      if (hits.length && weak(hits, query)) weakNote(status, base);
+      else if (hits.length) status.textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for the text above, best first.`;
       else status.append("Nothing matches. For a whole log, try the ", el("a", { href: base + "diagnose/", text: "log doctor" }), ".");
     }
     input.addEventListener("input", () => {
@@ -369,7 +387,7 @@
     }
   }
 
-  window.kbSearch = { Index, words, meaningful, toRegExp, load: loadIndex };
+  window.kbSearch = { Index, words, meaningful, toRegExp, weak, load: loadIndex };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mount);
   else mount();
 })();
