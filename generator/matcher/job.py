@@ -21,14 +21,14 @@ from typing import Iterable
 from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
                         analyse_traces, analyse_watchdogs, is_pickle, load_plain_pickle, read_flight_recorder,
                         read_json_dump)
+from .cut import LOOK_BACK as CUT_LOOK_BACK
+from .cut import ends_in_traceback
 from .match import Hit, Repeat
 from .parse import parse_boot
 from .progress import ProgressTracker
 from .rank import Tally, merge_tallies
 from .read import Chunk, ChunkReader, InputStats
 from .report import build
-from .cut import LOOK_BACK as CUT_LOOK_BACK
-from .cut import ends_in_traceback
 from .resemble import JOIN_JOB_BYTES, MAX_LINES, TailLines
 from .sources import SourceInfo, describe
 from .unpack import MAX_MEMBERS, MAX_UNPACKED, Unpacker, UnpackError
@@ -84,7 +84,8 @@ class Source:
                 self._read_joined(*self.tail.unwrapped(width, self.job.join_left), new_only=True)
             elif not self.job.tally.has_failure():
                 self._read_joined(*self.tail.joined(self.job.join_left))
-            cut = ends_in_traceback(self.tail.last_lines(CUT_LOOK_BACK))
+            # said only when no failure is found, and findings only grow: not looked for once one is
+            cut = None if self.job.tally.has_failure() else ends_in_traceback(self.tail.last_lines(CUT_LOOK_BACK))
             if cut is not None:
                 self.job.cuts.append(f"{self.info.name}: the log stops inside a Python traceback (line {cut}), before "
                                      "the line that names the exception (a traceback's last line says what failed); "

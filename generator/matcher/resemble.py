@@ -98,6 +98,11 @@ _ERRORISH = re.compile(
 _ROUTINE = re.compile(r"(?:^|[\s\[(|])(?:INFO|DEBUG|TRACE|NOTICE)(?:[\s\])|:]|$)")
 
 
+def says_wrong(text: str) -> bool:
+    """Whether a line says something went wrong, and its logger did not file it as routine."""
+    return bool(_ERRORISH.search(text)) and not _ROUTINE.search(text)
+
+
 def words(text: str) -> frozenset[str]:
     """The comparable words of a line."""
     out = set()
@@ -473,7 +478,7 @@ class TailLines:
                 if not raw or len(raw) > MAX_LINE_CHARS * 4:
                     continue
                 text = raw.decode("utf-8", errors="replace").strip()
-                if len(text) > MAX_LINE_CHARS or not _ERRORISH.search(text) or _ROUTINE.search(text):
+                if len(text) > MAX_LINE_CHARS or not says_wrong(text):
                     continue
                 ws = words(text)
                 if len(ws) < 2 or ws in seen:
