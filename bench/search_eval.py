@@ -7,12 +7,12 @@ For each failure log of the dev part and of the untouched holdout this runs the 
 ranking (docs/javascripts/kb-search.js, in headless Chromium, on the built site's index) on:
 
 - the whole log as posted (the search reads its first 200 lines, as in the box);
-- its last line that looks like an error (a word such as error, failed, exception, fatal,
-  cannot, denied, invalid, not found, timed out, killed, abort), as a visitor who copies the
-  error line would without knowing which one names the failure (logs without one are counted
-  apart);
-- the first line that one of the atlas's signatures recognises, as a visitor who copies the
-  line that names the failure would (logs without such a line are counted apart);
+- its last line that says something went wrong, read as the closest wording reads lines
+  (``resemble.says_wrong``: error, failed, cannot, not found, ...; not at INFO or DEBUG level),
+  as a visitor who copies the error line would without knowing which one names the failure
+  (logs without one are counted apart);
+- the line where the log doctor finds the first failure, as a visitor who copies the line
+  that names the failure would (logs where it finds none are counted apart);
 
 and counts the logs whose labelled entry (or one the label also accepts) comes first, or in the
 first three, among the entries listed. Only the scores are printed for the holdout, never its
@@ -26,9 +26,9 @@ Usage: python bench/search_eval.py [--site DIR] [--misses]
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,9 +43,13 @@ from browser import CHROMIUM, launch  # noqa: E402
 from results_file import section_head, write_section  # noqa: E402
 from site_server import SiteServer  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from generator.cli.diagnose import make_diagnoser  # noqa: E402
+from generator.matcher.resemble import says_wrong  # noqa: E402
+
 FIELD = ROOT / "tests" / "fixtures" / "field"
 KINDS = (("whole", "the whole log as posted"), ("error", "its last line that looks like an error"),
-         ("named", "the first line a signature recognises"))
+         ("named", "the line where the log doctor finds the first failure"))
 
 
 def cases(part: str) -> list[dict]:
@@ -62,35 +66,25 @@ def cases(part: str) -> list[dict]:
     return out
 
 
-# words that make a line look like an error to someone reading a log, whatever produced it
-_ERRORISH = re.compile(r"error|fail|exception|fatal|abort|panic|unable|cannot|can't|could not|denied|invalid|"
-                       r"not found|no such|timed? ?out|killed|refused|unsupported|mismatch|segmentation fault", re.I)
-
-
 def error_line(text: str) -> str | None:
-    """The last line that looks like an error, or None."""
+    """The last line that says something went wrong (as the closest wording reads lines), or None."""
     found = None
     for line in text.splitlines():
-        if _ERRORISH.search(line):
+        if says_wrong(line):
             found = line
     return found
 
 
 def named_lines(items: list[dict], rules: dict) -> list[str | None]:
-    """Per case, the first line a signature of the corpus matches (None: no line does)."""
-    compiled = [re.compile(s["pattern"], re.I if s["ignore_case"] else 0) for s in rules["signatures"]]
-    literals = [[lit.lower() if s["ignore_case"] else lit for lit in s["literals"]] for s in rules["signatures"]]
-    folded = [s["ignore_case"] for s in rules["signatures"]]
+    """Per case, the line where the log doctor finds its first failure (None: it finds none),
+    as the log holds it."""
+    diagnoser = make_diagnoser(rules)
     out: list[str | None] = []
     for item in items:
-        found = None
-        for line in item["text"].splitlines():
-            lowered = line.lower()
-            if any(any(lit in (lowered if f else line) for lit in lits) and rx.search(line)
-                   for rx, lits, f in zip(compiled, literals, folded)):
-                found = line
-                break
-        out.append(found)
+        report = diagnoser.diagnose(io.BytesIO(item["text"].encode("utf-8")))
+        first = min((f["first_line"] for f in report["findings"] if f["role"] != "info"), default=None)
+        lines = item["text"].split("\n")
+        out.append(lines[first - 1] if first is not None and first <= len(lines) else None)
     return out
 
 
