@@ -81,6 +81,79 @@ def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
     assert not weak, f"weak anchors shared by several signatures: {weak}"
 
 
+def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
+    """rules._cover as it was first written: every round recounts every pending signature's
+    tokens and scores them all (quadratic; the reference the heap version must equal)."""
+    from generator.corpus.literals import COMMON_WORDS, rarity  # noqa: PLC0415
+    from generator.exports.rules import BUILTIN_ANCHORS, STRONG_ANCHOR  # noqa: PLC0415
+
+    anchors: list[dict] = []
+    for text in BUILTIN_ANCHORS:
+        riders = [i for i, s in enumerate(signatures)
+                  if not s["ignore_case"] and len(s["literals"]) == 1 and text in s["literals"][0]]
+        anchors.append({"text": text, "ignore_case": False, "signatures": riders, "builtin": True})
+    for i, sig in enumerate(signatures):
+        if len(sig["literals"]) > 1:
+            for literal in sig["literals"]:
+                anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
+    for ignore_case in (False, True):
+        pending = {i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
+                   and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))}
+        while pending:
+            counts: dict[str, set[int]] = {}
+            for i in pending:
+                for token in signatures[i]["tokens"] or signatures[i]["literals"]:
+                    counts.setdefault(token, set()).add(i)
+
+            def score(token: str) -> tuple:
+                strong = token not in COMMON_WORDS and rarity(token) >= STRONG_ANCHOR
+                return (0 if token in COMMON_WORDS else 1, strong, len(counts[token]) if strong else 0,
+                        min(rarity(token), 24))
+
+            best = max(sorted(counts), key=score)
+            covered = counts[best]
+            anchors.append({"text": best, "ignore_case": ignore_case, "signatures": sorted(covered)})
+            pending -= covered
+    return anchors
+
+
+def _signatures_for_cover(corpus) -> list[dict]:  # noqa: ANN001
+    from generator.corpus.literals import prefilter_literals, required_runs  # noqa: PLC0415
+    from generator.exports.rules import _tokens  # noqa: PLC0415
+
+    out = []
+    for e in corpus.entries:
+        for sig in e.signatures:
+            literals, ignore_case = prefilter_literals(sig.pattern)
+            runs, _ = required_runs(sig.pattern)
+            out.append({"literals": literals, "ignore_case": ignore_case,
+                        "tokens": _tokens(runs) if len(literals) == 1 else []})
+    return out
+
+
+def test_anchor_cover_picks_what_recounting_every_round_picks() -> None:
+    """rules._cover keeps counts in a heap instead of recounting each round: same anchors, same
+    order, on the real corpus and on random token sets full of ties, shared and weak tokens."""
+    import random  # noqa: PLC0415
+
+    from generator.exports.rules import _cover  # noqa: PLC0415
+
+    real = _signatures_for_cover(CORPUS)
+    assert _cover([dict(s) for s in real]) == _cover_by_recounting(real)
+    words = ["error", "failed", "NCCL", "rank", "work", "code", "Xid", "cudaMalloc", "posix_fallocate", "segfault",
+             "NCCL WARN ", "Killed process ", "illegal memory access", "out of memory", "ECC", "watchdog", "timeout"]
+    rng = random.Random(5)
+    for _ in range(200):
+        sigs = []
+        for _ in range(rng.randrange(1, 60)):
+            tokens = sorted(set(rng.sample(words, rng.randrange(0, 5))))
+            literal = rng.choice(words) if not tokens or rng.random() < 0.5 else max(tokens, key=len)
+            literals = [literal] if rng.random() < 0.9 else [literal, rng.choice(words)]
+            sigs.append({"literals": literals, "ignore_case": rng.random() < 0.3,
+                         "tokens": tokens if len(literals) == 1 else []})
+        assert _cover([dict(s) for s in sigs]) == _cover_by_recounting(sigs)
+
+
 @pytest.mark.slow
 def test_built_site_publishes_the_data(built_site) -> None:
     for name, text in FILES.items():

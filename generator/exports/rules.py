@@ -11,6 +11,7 @@ The file carries a format version and a SHA-256 of its content, checked on load.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import re
 from pathlib import Path
@@ -113,9 +114,15 @@ def _cover(signatures: list[dict]) -> list[dict]:
     """A small set of anchors such that every signature contains at least one of them.
 
     Greedy set cover: repeatedly take the rare-enough token that covers the most signatures
-    not yet covered, preferring rarer tokens on ties; a weak token (a plain word, an
-    everyday log word) is only used for a signature that has nothing better.
-    Case-insensitive signatures get their own lower-cased anchors.
+    not yet covered, preferring rarer tokens on ties (then the first token in sorted order); a
+    weak token (a plain word, an everyday log word) is only used for a signature that has
+    nothing better. Case-insensitive signatures get their own lower-cased anchors.
+
+    Each token's pending signatures are kept up to date as signatures get covered, and the
+    tokens wait in a heap under their last known rank: a token only loses signatures, so its
+    rank only falls, and one popped with an up-to-date rank is the best there is. That picks
+    what recounting every token each round picks (``tests/test_datasets.py`` checks it against
+    that plain loop), in time that grows with the tokens, not with their product with the rounds.
     """
     anchors: list[dict] = []
     # the matcher's parsers need their own anchors anyway; signatures containing them ride along
@@ -129,28 +136,49 @@ def _cover(signatures: list[dict]) -> list[dict]:
                 anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
     for ignore_case in (False, True):
         # a signature whose literal contains a builtin anchor ('Xid', ...) is found through it already
-        pending = {i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
-                   and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))}
-        while pending:
-            counts: dict[str, set[int]] = {}
-            for i in pending:
-                for token in signatures[i]["tokens"] or signatures[i]["literals"]:
-                    counts.setdefault(token, set()).add(i)
+        pending = [i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
+                   and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))]
+        holders: dict[str, set[int]] = {}  # token -> the pending signatures that hold it
+        for i in pending:
+            for token in signatures[i]["tokens"] or signatures[i]["literals"]:
+                holders.setdefault(token, set()).add(i)
+        ranks = {token: _rank(token) for token in holders}
 
-            def score(token: str) -> tuple[int, int, int, float]:
-                # sharing an anchor saves a pass only if the anchor is still rare: a plain word
-                # ('work', 'code', 'nvidia') would make a large share of lines candidates, so
-                # weak tokens are ranked by rarity alone and never merge signatures for coverage
-                strong = token not in COMMON_WORDS and rarity(token) >= STRONG_ANCHOR
-                return (0 if token in COMMON_WORDS else 1, strong, len(counts[token]) if strong else 0, min(rarity(token), 24))
+        def key(token: str) -> tuple:
+            # smallest first: the best rank, then the token that comes first in sorted order
+            weak, strong, rarity_ = ranks[token]
+            return (weak, strong, -len(holders[token]) if strong else 0, rarity_, token)
 
-            best = max(sorted(counts), key=score)
-            covered = counts[best]
+        heap = [key(token) for token in holders]
+        heapq.heapify(heap)
+        while heap:
+            ranked = heapq.heappop(heap)
+            best = ranked[-1]
+            covered = holders[best]
+            if not covered:
+                continue  # every signature that holds it is covered already
+            fresh = key(best)
+            if fresh != ranked:
+                heapq.heappush(heap, fresh)  # it lost signatures since it was ranked: rank it again
+                continue
+            covered = set(covered)
             anchors.append({"text": best, "ignore_case": ignore_case, "signatures": sorted(covered)})
-            pending -= covered
+            for i in covered:
+                for token in signatures[i]["tokens"] or signatures[i]["literals"]:
+                    holders[token].discard(i)
     # every signature is listed under at least one anchor: a line that contains none of a
     # signature's anchors cannot match it
     return anchors
+
+
+def _rank(token: str) -> tuple[int, int, float]:
+    """The parts of an anchor's rank that do not depend on what it covers (smaller is better).
+
+    Sharing an anchor saves a pass only if the anchor is still rare: a plain word ('work',
+    'code', 'nvidia') would make a large share of lines candidates, so weak tokens are ranked
+    by rarity alone and never merge signatures for coverage."""
+    strong = token not in COMMON_WORDS and rarity(token) >= STRONG_ANCHOR
+    return (0 if token in COMMON_WORDS else -1, -1 if strong else 0, -min(rarity(token), 24))
 
 
 def write_rules(corpus: Corpus, path: Path) -> dict:
