@@ -11,7 +11,7 @@ ranking (docs/javascripts/kb-search.js, in headless Chromium, on the built site'
   (``resemble.says_wrong``: error, failed, cannot, not found, ...; not at INFO or DEBUG level),
   as a visitor who copies the error line would without knowing which one names the failure
   (logs without one are counted apart);
-- the line where the log doctor finds the first failure, as a visitor who copies the line
+- the first line of the failure the log doctor names as the root cause, as a visitor who copies the line
   that names the failure would (logs where it finds none are counted apart);
 
 and counts the logs whose labelled entry (or one the label also accepts) comes first, or in the
@@ -49,7 +49,7 @@ from generator.matcher.resemble import says_wrong  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"
 KINDS = (("whole", "the whole log as posted"), ("error", "its last line that looks like an error"),
-         ("named", "the line where the log doctor finds the first failure"))
+         ("named", "the first line of the failure the log doctor names as the root cause"))
 
 
 def cases(part: str) -> list[dict]:
@@ -76,13 +76,14 @@ def error_line(text: str) -> str | None:
 
 
 def named_lines(items: list[dict], rules: dict) -> list[str | None]:
-    """Per case, the line where the log doctor finds its first failure (None: it finds none),
-    as the log holds it."""
+    """Per case, the first line of a failure the log doctor names as a root cause (None: it finds
+    none), as the log holds it. A collateral line (torchrun's summary, the shell's 'Aborted',
+    PyTorch's hint after a CUDA error) may come first but only restates the root."""
     diagnoser = make_diagnoser(rules)
     out: list[str | None] = []
     for item in items:
         report = diagnoser.diagnose(io.BytesIO(item["text"].encode("utf-8")))
-        first = min((f["first_line"] for f in report["findings"] if f["role"] != "info"), default=None)
+        first = min((f["first_line"] for f in report["findings"] if f["role"] == "root"), default=None)
         lines = item["text"].split("\n")
         out.append(lines[first - 1] if first is not None and first <= len(lines) else None)
     return out

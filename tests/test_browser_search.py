@@ -136,6 +136,33 @@ def test_a_pasted_line_no_entry_recognises_is_said_to_be_a_guess(site) -> None:
     assert not errors
 
 
+def test_a_crash_line_finds_its_entry_and_gives_way_to_the_failure_it_follows(site) -> None:
+    """A line that only says a process died, or PyTorch's hint after a CUDA error, finds the entry
+    that explains it; pasted with the line that names the failure, that failure comes first (a
+    wrapper entry gives way, as the log doctor makes it collateral)."""
+    server, page, errors = site
+    page.goto(server.url + "/")
+    cut_thrust = (ROOT / "tests/fixtures/field/dev/cases/cuda-2909.log").read_text(encoding="utf-8")
+    queries = [
+        "Segmentation fault (core dumped)",  # github.com/ZQPei/deep_sort_pytorch/issues/69
+        "Fatal Python error: Aborted",  # github.com/ContinuumIO/anaconda-issues/issues/11446
+        "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.",
+        # github.com/kohjingyu/gill/issues/39, the error with the hint PyTorch adds to it
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+        cut_thrust,  # 'terminate called after throwing ...' then what(): cudaErrorIllegalAddress
+    ]
+    tops = page.evaluate("""async ([url, queries]) => {
+        const index = await kbSearch.load(url);
+        return queries.map(q => index.search(q, 10).filter(h => h.entry).slice(0, 2).map(h => h.entry.i));
+    }""", [_index_url(page), queries])
+    assert [top[0] for top in tops] == ["host-process-segfault", "host-process-aborted", "torch-cuda-error-async-hint",
+                                        "cuda-no-kernel-image", "cuda-illegal-memory-access"]
+    assert tops[3][1] == "torch-cuda-error-async-hint" and tops[4][1] == "host-process-aborted"
+    assert not errors
+
+
 def test_the_search_page_takes_the_query_from_the_address(site) -> None:
     server, page, errors = site
     page.goto(server.url + "/search/?q=" + "Xid%2079")

@@ -189,6 +189,14 @@
         if (last && [...p.words].some((w) => w.startsWith(last) && w !== last)) s += 1;
         if (s >= 2) scored.push({ page: p, score: s * 0.9 });
       }
+      // A wrapper (a launcher's "a worker failed", a shell's "Segmentation fault", PyTorch's hint after
+      // a CUDA error) restates whatever other failure the paste shows, as in the log doctor: when a
+      // line of the paste is recognised by another entry, the wrapper comes after every such entry.
+      const roots = scored.filter((h) => h.recognised && !h.entry.w).map((h) => h.score);
+      if (roots.length) {
+        const floor = Math.min(...roots);
+        for (const h of scored) if (h.entry && h.entry.w && h.score >= floor) h.score = floor - 1;
+      }
       scored.sort((a, b) => b.score - a.score || (a.entry && b.entry ? a.entry.i.localeCompare(b.entry.i) : 0));
       return scored.slice(0, limit);
     }

@@ -10,7 +10,9 @@ text. It holds, per entry, only what the ranking in ``docs/javascripts/kb-search
   recognises it (``[pattern, ignore_case]``; the browser compiles them with JavaScript's
   RegExp, and a browser test checks every one against its own examples);
 - ``r`` how many other entries point at this one (related, causes, caused_by): a small prior
-  that lets the common failure win a tie on a two-word query.
+  that lets the common failure win a tie on a two-word query;
+- ``w`` present (1) on a ``wrapper`` entry, whose recognised line gives way to any other
+  entry's recognised line in the same paste (as the log doctor makes it collateral).
 
 The site's other pages are listed with their headings (``pages``). The file name carries a
 content hash, given to the templates as ``config.extra.kb_search_index``, so a rebuilt index
@@ -74,6 +76,7 @@ def build(corpus: Corpus) -> dict:
             "g": list(e.tags),
             "p": [[s.pattern, _ignores_case(s.pattern)] for s in e.signatures],
             "r": pointed[e.id],
+            **({"w": 1} if e.wrapper else {}),
         })
     pages = [{"u": path, "t": title, "k": words} for path, title, words in SITE_PAGES]
     present = {e.category for e in corpus.entries}
