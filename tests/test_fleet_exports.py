@@ -128,3 +128,47 @@ def test_anchored_signatures_read_behind_line_heads_as_rules_json_does() -> None
                 assert re2.search(regex, head + bare), (e.id, sig.id, head + bare[:60])
         for counter in sig.counter_examples:
             assert not re2.search(regex, "note: " + counter.lstrip()), (e.id, sig.id, counter[:60])
+
+
+def _safe_dump(doc: dict) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def test_loki_text_is_what_pyyaml_writes() -> None:
+    """fx.loki_yaml writes most rules with libyaml: the file must be PyYAML's own text, byte for byte."""
+    doc = fx.loki_rules(CORPUS, fx.site_address())
+    rules = [r for g in doc["groups"] for r in g["rules"]]
+    assert sum(map(fx._emitters_agree, rules)) > len(rules) // 2, "most rules take libyaml's path"
+    assert FILES["loki-gpu-rules.yaml"].split("\n", 2)[2] == _safe_dump(doc)
+
+
+def test_loki_yaml_equals_pyyaml_on_random_rules() -> None:
+    """Rules with text libyaml writes otherwise (U+0085, characters past U+FFFF, line separators,
+    tabs, lines past the width) go to PyYAML; the rest go to libyaml: the joined text is PyYAML's."""
+    import random  # noqa: PLC0415
+
+    rng = random.Random(11)
+    pieces = [" ", "  ", "- ", "? ", ": ", " #", "---", "...", "%", "@", "`", "!", "&", "*", "|", ">", "'", '"', "\\",
+              "{", "}", "[", "]", ",", "null", "~", "yes", "1.5e3", "0x1F", "2024-01-01", "<<", "é", "漢", "\xa0",
+              "\ufffd", "word", "NVRM: Xid", "(?i)", "\\d+", "https://x.org/a?b=c#d", "\x85", "\U0001F600", "\u2028",
+              "\ufeff", "\t", "\n", "\r", "\x00"]
+
+    def text(rare: float) -> str:
+        count = rng.choice([0, 1, 3, 10, 40, 400 if rng.random() < rare else 40])  # 400: past the width
+        return "".join(rng.choice(pieces[:-8] if rng.random() > rare else pieces) for _ in range(count))
+
+    def rule(rare: float) -> dict:
+        return {"alert": text(rare), "expr": text(rare), "labels": {"severity": text(rare), "atlas_entry": text(rare)},
+                "annotations": {"summary": text(rare), "description": text(rare), "atlas_url": text(rare)}}
+
+    paths = set()
+    for _ in range(150):
+        rare = rng.choice([0.0, 0.02, 0.3])
+        groups = [{"name": name, "interval": "1m", "rules": [rule(rare) for _ in range(rng.randrange(0, 6))]}
+                  for name in ("gpu-failure-atlas-kernel", "gpu-failure-atlas-jobs")]
+        doc = {"groups": groups}
+        paths.update(fx._emitters_agree(r) for g in groups for r in g["rules"])
+        assert fx.loki_yaml(doc) == _safe_dump(doc)
+    assert paths == {True, False}
+    odd = {"groups": [{"rules": [rule(0.0)], "name": "x"}], "other": 1}  # another shape: PyYAML whole
+    assert fx.loki_yaml(odd) == _safe_dump(odd)
