@@ -255,6 +255,26 @@
     if (report.recovery_action) {
       box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
     }
+    // the lines that read like known failures (closest wording), as leads: when no signature
+    // matched, or only wrappers' (a worker failed, a process crashed), which name no cause
+    const leads = hang ? [] : report.resembles || [];
+    if (leads.length) {
+      box.append(el("p", { class: "kb-doctor__meta", text: failures.length
+        ? "The failures found only say that a process stopped; these lines read like failures the atlas knows (closest wording; a lead to check, not a diagnosis):"
+        : "No signature matched, but these lines read like failures the atlas knows (closest wording; a lead to check, not a diagnosis):" }));
+      for (const r of leads) {
+        const card = el("article", { class: "kb-doctor__finding kb-doctor__finding--resembles" });
+        const title = el(r.url ? "a" : "span", { href: r.url || null }, window.kbDom.title(r.title));
+        card.append(el("h3", {}, el("span", { class: "kb-badge kb-role kb-role-resembles", text: "resembles" }), " ", title));
+        card.append(el("p", { class: "kb-doctor__meta", text: `similarity ${r.similarity.toFixed(2)} · ${at(r.source, r.line)} · shared words: ${r.shared_words.join(", ")}` }));
+        const pre = el("pre", { class: "kb-doctor__evidence" });
+        const code = el("code", { tabindex: "0", "aria-label": `Line resembling ${window.kbDom.plainTitle(r.title)}` });
+        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(r.source, r.line) : `${r.line}` }), ` ${r.text}\n`);
+        pre.append(code);
+        card.append(pre);
+        box.append(card);
+      }
+    }
     for (const f of report.findings) {
       const card = el("article", { class: `kb-doctor__finding kb-doctor__finding--${f.role}` });
       const title = el(f.url ? "a" : "span", { href: f.url || null }, window.kbDom.title(f.title));
@@ -286,23 +306,6 @@
         card.append(el("p", { text: "First steps:" }), list);
       }
       box.append(card);
-    }
-    // no signature matched: the lines that read like known failures (closest wording), as leads
-    const leads = report.resembles || [];
-    if (!failures.length && !hang && leads.length) {
-      box.append(el("p", { class: "kb-doctor__meta", text: "No signature matched, but these lines read like failures the atlas knows (closest wording; a lead to check, not a diagnosis):" }));
-      for (const r of leads) {
-        const card = el("article", { class: "kb-doctor__finding kb-doctor__finding--resembles" });
-        const title = el(r.url ? "a" : "span", { href: r.url || null }, window.kbDom.title(r.title));
-        card.append(el("h3", {}, el("span", { class: "kb-badge kb-role kb-role-resembles", text: "resembles" }), " ", title));
-        card.append(el("p", { class: "kb-doctor__meta", text: `similarity ${r.similarity.toFixed(2)} · ${at(r.source, r.line)} · shared words: ${r.shared_words.join(", ")}` }));
-        const pre = el("pre", { class: "kb-doctor__evidence" });
-        const code = el("code", { tabindex: "0", "aria-label": `Line resembling ${window.kbDom.plainTitle(r.title)}` });
-        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(r.source, r.line) : `${r.line}` }), ` ${r.text}\n`);
-        pre.append(code);
-        card.append(pre);
-        box.append(card);
-      }
     }
     return box;
   }

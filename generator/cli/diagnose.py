@@ -318,14 +318,16 @@ def _initiating(label: str | None, report: dict) -> tuple[str | None, bool | Non
 
 
 def named(report: dict) -> tuple[list[str], list[str]]:
-    """What a report names, as `kb eval` scores it: the failures (a hang first, closest-wording
-    leads last: a lead is offered as the answer, so it counts as named, and on a healthy log as
-    a false alarm), and everything in the report's order (the failures, then notes: findings of
-    severity info, such as NCCL falling back to sockets, the answer when a job is only slow)."""
+    """What a report names, as `kb eval` scores it: the failures (a hang first) and the
+    closest-wording leads (a lead is offered as the answer, so it counts as named, and on a
+    healthy log as a false alarm), and everything in the report's order (the failures, then
+    notes: findings of severity info, such as NCCL falling back to sockets, the answer when a
+    job is only slow). Leads exist only where no failure but wrappers was found ("a worker
+    failed", "Segmentation fault"): a lead names a possible cause, so it comes before them."""
     failures = [f["id"] for f in report["findings"] if f["role"] != "info"]
     if report["verdict"].startswith("hang: "):
         failures = ["hang", *failures]
-    failures += [r["id"] for r in report.get("resembles") or []]
+    failures = [r["id"] for r in report.get("resembles") or []] + failures
     return failures, failures + [f["id"] for f in report["findings"] if f["role"] == "info"]
 
 

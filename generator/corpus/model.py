@@ -271,8 +271,10 @@ class Entry(Strict):
     wrapper: bool = Field(
         default=False,
         description=("True when this failure is a launcher's or wrapper's report that a worker or step failed "
-                     "(torchrun's ChildFailedError, mpirun's non-zero exit banner): in a log where any other "
-                     "failure is found, the diagnosis ranks this one as collateral of it."),
+                     "(torchrun's ChildFailedError, mpirun's non-zero exit banner, the shell's 'Segmentation fault'): "
+                     "in a log where any other failure is found, the diagnosis ranks this one as collateral of it; "
+                     "where it is the only one, the closest wording still looks for a cause, and the site search "
+                     "lists it after any entry recognised in the same paste."),
     )
 
     references: list[Reference] = Field(min_length=1, description="Authoritative sources and real issue threads.")

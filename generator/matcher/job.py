@@ -76,13 +76,14 @@ class Source:
             self._read_pending(0)
             # the tail's row widths are measured on every input (as bytes when ASCII): a
             # hard-wrapped tail is read again with its cut lines whole. Otherwise the tail serves
-            # only a job without failures (findings only grow): its lines read joined may still
-            # find one (a wrapped line); if not, its error-looking lines are kept for the closest
-            # wording. Once a failure is found it is not decoded, which spares most logs
+            # only a job without a cause found (findings only grow; a wrapper's "a worker failed"
+            # names none): its lines read joined may still find one (a wrapped line); if not, its
+            # error-looking lines are kept for the closest wording. Once a cause is found it is
+            # not decoded, which spares most logs
             width = self.tail.wrap_width()
             if width:  # hard-wrapped: its cut lines are read whole, whatever was found already
                 self._read_joined(*self.tail.unwrapped(width, self.job.join_left), new_only=True)
-            elif not self.job.tally.has_failure():
+            elif not self.job.tally.has_cause():
                 self._read_joined(*self.tail.joined(self.job.join_left))
             # said only when no failure is found, and findings only grow: not looked for once one is
             cut = None if self.job.tally.has_failure() else ends_in_traceback(self.tail.last_lines(CUT_LOOK_BACK))
@@ -91,7 +92,7 @@ class Source:
                                      "the line that names the exception (a traceback's last line says what failed); "
                                      "copy the log through that line and diagnose it again")
             room = MAX_LINES - len(self.job.loose)
-            if self.job.tally.has_failure():
+            if self.job.tally.has_cause():
                 self.job.loose = []
             elif room > 0:
                 self.job.loose.extend(self.tail.take(self.index, room, width))
@@ -103,9 +104,10 @@ class Source:
         self.dump = bytearray()
 
     def _read_joined(self, data: bytes, firsts: list[int], new_only: bool = False) -> None:
-        """Read lines written whole again: with no failure found so far, the end of this input
+        """Read lines written whole again: with no cause found so far, the end of this input
         with each two adjacent lines joined (TailLines.joined: a failure line wrapped in two is
-        found whole; only failures count, a note matched here was matched on its own line); in a
+        found whole; only failures not found yet count, a note or a wrapper matched here was
+        matched on its own line); in a
         hard-wrapped input, every line the wrap cut (TailLines.unwrapped), where ``new_only``
         keeps only findings, failures or notes, not found yet (a row that holds the whole match
         was read as it is). A hit keeps the first line's number with the second in
@@ -115,10 +117,11 @@ class Source:
             return
         matcher = self.job.diagnoser.matcher
         candidates = matcher.scan_soon(data)()[0]
+        seen = set(self.job.tally.findings)  # a wrapper found on its own line is not counted again
         for found in matcher.hits_in(Chunk(data, 0), candidates):
             hits = [found.hit(item) for item in found.known] if type(found) is Repeat else [found]
             for hit in hits:
-                if (hit.entry in self.job.tally.findings) if new_only else hit.entry in matcher.notes:
+                if (hit.entry in self.job.tally.findings) if new_only else (hit.entry in matcher.notes or hit.entry in seen):
                     continue
                 hit.settle()
                 hit.line = firsts[hit.line]
@@ -290,8 +293,12 @@ class Job:
                                        ("watchdogs", watchdogs)) if v}
         progress = self.progress.summary(findings)
         resembles = []
-        quiet = not any(f.role != "info" for f in findings) and not (progress and progress["hang"]) and not artefacts
-        if quiet and self.loose:  # the index is built only for a log with error lines and no failure
+        calm = not (progress and progress["hang"]) and not artefacts
+        quiet = calm and not any(f.role != "info" for f in findings)
+        # a wrapper ("a worker failed", the shell's "Segmentation fault") names no cause: a log
+        # whose only failures are wrappers still gets the closest wording of its error lines
+        unexplained = calm and not any(f.role != "info" and not f.meta.get("wrapper") for f in findings)
+        if unexplained and self.loose:  # the index is built only for a log with error lines and no cause
             resembles = self.diagnoser.resembler.closest(self.loose)
         notes = self.notes + self.cuts if quiet else self.notes
         return build(findings, stats, self.diagnoser.site_url, sources=self.sources, notes=notes,

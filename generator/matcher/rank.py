@@ -217,6 +217,11 @@ class Tally:
         """Whether a hit of severity other than ``info`` was folded in (a failure, not a note)."""
         return any(f.severity != "info" for f in self.findings.values())
 
+    def has_cause(self) -> bool:
+        """Whether a failure other than a wrapper's was folded in: a wrapper ("a worker failed",
+        the shell's "Segmentation fault") says that something stopped, not why."""
+        return any(f.severity != "info" and not f.meta.get("wrapper") for f in self.findings.values())
+
     def add_again(self, entry: str, line: int, place: tuple) -> bool:
         """Count one more line of a finding at a place where it was seen before, when counting is
         all ``add`` would do (its evidence is full): True. False: the line needs ``add``."""

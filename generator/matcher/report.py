@@ -467,13 +467,16 @@ def _nothing_failed(report: dict) -> str:
 
 RESEMBLES_HEAD = ("These lines read like failures the atlas knows "
                   "(closest wording; a lead to check, not a diagnosis):")
+# leads beside failures: those are wrappers (a worker failed, a process crashed), naming no cause
+RESEMBLES_BESIDE = "The failures found only say that a process stopped; " + RESEMBLES_HEAD[0].lower() + RESEMBLES_HEAD[1:]
 
 
 def _resembles_text(report: dict) -> list[str]:
     found = report.get("resembles") or []
     if not found:
         return []
-    lines = [RESEMBLES_HEAD]
+    beside = any(f["role"] != "info" for f in report["findings"])
+    lines = [RESEMBLES_BESIDE if beside else RESEMBLES_HEAD]
     for r in found:
         lines.append(f"  RESEMBLES: {r['title']}  [{r['severity']}, similarity {r['similarity']:.2f}]")
         lines.append(f"    {_at(report, r.get('source'), r['line'])} | {r['text']}")
@@ -481,6 +484,15 @@ def _resembles_text(report: dict) -> list[str]:
         if r["url"]:
             lines.append(f"    more: {r['url']}")
     return lines
+
+
+def _resembles_markdown(report: dict) -> list[str]:
+    out = []
+    for r in report["resembles"]:
+        title = f"[{r['title']}]({r['url']})" if r["url"] else r["title"]
+        out.append(f"- {title} (similarity {r['similarity']:.2f}), "
+                   f"{md_text(_at(report, r.get('source'), r['line']))}: {code_span(r['text'])}")
+    return out
 
 
 def to_markdown(report: dict, name: str = "input") -> str:
@@ -499,10 +511,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
         out.append(f"No known failure found: {_nothing_failed(report)}")
         if report.get("resembles"):
             out.extend(["", md_text(RESEMBLES_HEAD), ""])
-            for r in report["resembles"]:
-                title = f"[{r['title']}]({r['url']})" if r["url"] else r["title"]
-                out.append(f"- {title} (similarity {r['similarity']:.2f}), "
-                           f"{md_text(_at(report, r.get('source'), r['line']))}: {code_span(r['text'])}")
+            out.extend(_resembles_markdown(report))
     else:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
@@ -512,6 +521,9 @@ def to_markdown(report: dict, name: str = "input") -> str:
         if first:
             out.append("")
             out.append(f"**Failed first:** {md_text(first)}")
+        if report.get("resembles"):  # the failures found only say that something stopped
+            out.extend(["", md_text(RESEMBLES_BESIDE), ""])
+            out.extend(_resembles_markdown(report))
     nodes = _node_lines(report)
     if nodes:
         out.extend(["", "**By node** (what each saw first):", ""])

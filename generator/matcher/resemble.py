@@ -2,7 +2,9 @@
 
 Signatures are exact: a failure printed in words nobody has written a pattern for (an older
 release, a wrapper that rephrases it, a line cut by a terminal) matches nothing, and the
-report would say "no known failure". When a log holds no failure finding, its error-looking
+report would say "no known failure". When a log holds no failure finding, or only findings of
+wrapper entries (a launcher's "a worker failed", the shell's "Segmentation fault": they say that
+something stopped, not why), its error-looking
 lines are compared, word by word, with every real example line of the corpus; an entry whose
 example shares most of the distinctive words of such a line is reported as a resemblance:
 a lead to check, never a confirmed root cause (``resembles`` in the report, apart from
@@ -148,13 +150,16 @@ def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry o
     quiet: list[str] = []
     counter: list[tuple[str, str]] = []  # a failure entry's counter-examples: (entry, line)
     for e in entries:
+        # a note's lines, and a wrapper's ("a worker failed", "Segmentation fault": they name no
+        # cause, and the log doctor looks for leads beside them), stay quiet
+        calm = e.severity == "info" or e.wrapper
         for text in [e.title, *e.aliases, *(ex.line for s in e.signatures for ex in s.examples)]:
             if line := line_of(text):
-                (quiet.append(line) if e.severity == "info" else docs.setdefault(e.id, []).append(line))
+                (quiet.append(line) if calm else docs.setdefault(e.id, []).append(line))
         for s in e.signatures:
             for text in s.counter_examples:
                 if line := line_of(text):
-                    (quiet.append(line) if e.severity == "info" else counter.append((e.id, line)))
+                    (quiet.append(line) if calm else counter.append((e.id, line)))
     # a counter-example that reads like another entry's example line is that sibling's failure:
     # it keeps the lead away from its own entry only; any other stays quiet for every entry (a
     # harmless line written down beside a signature)
