@@ -105,3 +105,61 @@ def test_the_everyday_rule_is_judged_on_the_healthy_sample() -> None:
     assert SignaturesSpecific.rare("CUDA out of memory", False)  # two everyday words, in none of them
     assert not SignaturesSpecific.rare("error", True) and not SignaturesSpecific.rare("Error: ", False)
     assert SignaturesSpecific.rare(" [nvidia", False)  # a module tag in a stack frame: punctuation of its own
+
+
+def _shared_sentences_one_run_at_a_time(files: list) -> list:
+    """NoSharedSentences.finalize as first written: each 12-word run claimed and judged in turn
+    (the reference for the version that claims a text's runs at once)."""
+    import itertools  # noqa: PLC0415
+
+    from generator.corpus.checks import _WORD, NoSharedSentences, _dotted  # noqa: PLC0415
+
+    found, first, ids = [], {}, set()
+    for f in files:
+        e = f.entry
+        if e.id in ids:
+            continue
+        ids.add(e.id)
+        reported: set[str] = set()
+        for loc, text in NoSharedSentences._prose(e):
+            words = _WORD.findall(text.lower())
+            if len(words) < 12:
+                continue
+            joined = " ".join(words)
+            starts = [0, *itertools.accumulate(len(w) + 1 for w in words)]
+            for i in range(len(words) - 11):
+                run = joined[starts[i]:starts[i + 12] - 1]
+                owner = first.setdefault(run, e.id)
+                if owner != e.id and owner not in reported:
+                    reported.add(owner)
+                    offset = list(_WORD.finditer(text.lower()))[i].start()
+                    found.append(f.problem_in_text("KB050", f"{_dotted(loc)} repeats 12 words from entry '{owner}': "
+                                                   f"'{run}'", offset, *loc))
+    return found
+
+
+def test_shared_sentences_are_found_as_one_run_at_a_time_finds_them(tmp_path: Path) -> None:
+    """Entries sharing runs of 12 words with several others, in several fields, more than once:
+    the same problems, in the same order, at the same places as the run-by-run loop."""
+    import random  # noqa: PLC0415
+
+    from generator.corpus.checks import NoSharedSentences  # noqa: PLC0415
+
+    rng = random.Random(2)
+    words = "the a gpu rank hangs when link memory driver fails error code timeout node so it's v1.2 x".split()
+    stock = [" ".join(rng.choice(words) for _ in range(14)) for _ in range(6)]
+    files = []
+    for n in range(40):
+        text = BASE.read_text().replace("demo-failure", f"demo-{n}")
+        for field in ("A short answer that says what broke and what to do.", "The underlying fault, in one paragraph."):
+            parts = [rng.choice(stock) if rng.random() < 0.3 else " ".join(rng.choice(words) for _ in range(rng.randrange(20)))
+                     for _ in range(rng.randrange(1, 4))]
+            text = text.replace(field, ("Shared: " + ". ".join(parts) + ".").replace("\n", " "))
+        path = tmp_path / f"demo-{n}.yaml"
+        path.write_text(text)
+        loaded, problems = load_file(path)
+        assert problems == []
+        files.append(loaded)
+    expected = _shared_sentences_one_run_at_a_time(files)
+    assert len({p.message.split("entry '")[1] for p in expected}) > 3, "several owners are repeated"
+    assert list(NoSharedSentences().finalize(files)) == expected

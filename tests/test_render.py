@@ -137,6 +137,27 @@ def test_a_list_right_after_a_paragraph_line_becomes_a_list() -> None:
     assert markdown.markdown(text, extensions=["fenced_code"]).count("<li>") == 0  # what it fixes
 
 
+def test_list_breaks_shortcut_returns_what_the_line_walk_returns() -> None:
+    """list_breaks returns a text as it is when no line after the first could start a list: the
+    line walk must agree on every prose text of the corpus and on random texts built of list
+    markers, fences, indents and blank lines."""
+    import random  # noqa: PLC0415
+
+    from generator.corpus.validated import load_corpus  # noqa: PLC0415
+    from generator.site.render import _list_breaks_walk, list_breaks  # noqa: PLC0415
+
+    corpus = load_corpus(ROOT / "kb" / "entries")
+    texts = [t for e in corpus.entries for t in (e.summary, e.root_cause, e.mechanism, e.at_scale, e.notes,
+                                                  *(s.text for s in e.fix), *(s.why for s in e.symptoms)) if t]
+    assert any(list_breaks(t) != t for t in texts), "the corpus has prose whose list gets a blank line"
+    rng = random.Random(3)
+    pieces = ["- ", "* ", "+ ", "1. ", "12) ", "1234. ", "   - ", "    - ", "-", "-\t", "```", "~~~", "   ```", " ", "\t",
+              "word", "x", "\n", "\n", "\n", "\n\n", "２. ", "١. "]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(30))) for _ in range(20000)]
+    for text in texts:
+        assert list_breaks(text) == _list_breaks_walk(text), text
+
+
 def test_code_spans_in_titles_render_as_code_and_a_quoting_backtick_stays() -> None:
     a = _entry("alpha-fault", title="Lightning: `Trainer(strategy='ddp')` is not compatible with `<graph>`",
                related=["beta-fault"])

@@ -344,12 +344,15 @@ class NoSharedSentences(Validator):
                 joined = " ".join(words)
                 # start of each word in `joined`; a 12-word run is then one slice, hashed in C
                 starts = [0, *itertools.accumulate(len(w) + 1 for w in words)]
-                setdefault = first.setdefault
-                for i in range(len(words) - self.RUN + 1):
-                    run = joined[starts[i]:starts[i + self.RUN] - 1]
-                    owner = setdefault(run, e.id)
+                # every run claimed at once (the owners do not depend on what is reported), in C
+                owners = list(map(first.setdefault, [joined[a:b - 1] for a, b in zip(starts, starts[self.RUN:])],
+                                  itertools.repeat(e.id)))
+                if owners.count(e.id) == len(owners):
+                    continue  # the usual case: no run seen in another entry
+                for i, owner in enumerate(owners):
                     if owner != e.id and owner not in reported:
                         reported.add(owner)
+                        run = joined[starts[i]:starts[i + self.RUN] - 1]
                         offset = list(_WORD.finditer(text.lower()))[i].start()
                         yield f.problem_in_text(self.id, f"{_dotted(loc)} repeats 12 words from entry '{owner}': "
                                                 f"'{run}'", offset, *loc)

@@ -339,7 +339,7 @@ def escape_attribute(text: str) -> str:
 
 def fence(content: str, lang: str = "text") -> str:
     """A fenced code block that ``content`` cannot close early, whatever backticks it holds."""
-    longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(content)), default=0)
+    longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(content)), default=0) if "`" in content else 0
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{content}\n{ticks}"
 

@@ -65,6 +65,7 @@ def environment() -> Environment:
 
 _LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,3}[.)]) +\S")
 _FENCE = re.compile(r" {0,3}(?:```|~~~)")
+_LIST_ITEM_AFTER_FIRST = re.compile(r"\n" + _LIST_ITEM.pattern)  # a line after the first that _LIST_ITEM matches
 
 
 def list_breaks(text: str) -> str:
@@ -75,6 +76,13 @@ def list_breaks(text: str) -> str:
     and would otherwise print the items as one paragraph with dashes. Fenced code is left alone,
     and so is a list already under way (its items and their continuation lines).
     """
+    if not _LIST_ITEM_AFTER_FIRST.search(text):
+        return text  # the usual case: no line but the first could start a list (the first never gets a blank)
+    return _list_breaks_walk(text)
+
+
+def _list_breaks_walk(text: str) -> str:
+    """``list_breaks`` line by line (what it does when a list may start after the first line)."""
     out: list[str] = []
     in_fence = in_list = after_blank = False
     prev_blank = True
