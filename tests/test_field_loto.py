@@ -19,8 +19,8 @@ def _entries() -> list:
     mixed = NS(id="mixed", examples=[ex("FooError: gadget jammed", T + "/"), ex("FooError: gadget stuck", "https://x.org/a")],
                counter_examples=["FooError: gadget fine"])
     other = NS(id="other", examples=[ex("BarError: sprocket", "https://x.org/b")], counter_examples=[])
-    return [NS(id="foo", title="Foo jams", aliases=[], severity="high", signatures=[only_t, mixed]),
-            NS(id="bar", title="Bar fails", aliases=[], severity="high", signatures=[other])]
+    return [NS(id="foo", title="Foo jams", aliases=[], severity="high", wrapper=False, signatures=[only_t, mixed]),
+            NS(id="bar", title="Bar fails", aliases=[], severity="high", wrapper=False, signatures=[other])]
 
 
 def test_strict_switches_off_every_signature_with_an_example_from_the_thread_lenient_only_those_wholly_from_it() -> None:
@@ -35,6 +35,10 @@ def test_the_index_copy_drops_the_threads_example_lines_and_keeps_the_rest() -> 
     lines = [x.line for e in kept for s in e.signatures for x in s.examples]
     assert lines == ["FooError: gadget stuck", "BarError: sprocket"]
     assert kept[0].signatures[1].counter_examples == ["FooError: gadget fine"]
+    # a wrapper's lines stay quiet in the index, as in the real one (resemble.index_for)
+    wrapped = _entries()
+    wrapped[1].wrapper = True
+    assert [e.wrapper for e in field_loto._without(wrapped, "https://x.org/none")] == [False, True]
 
 
 def test_counter_examples_found_in_the_cases_log_are_left_out_as_copied_from_its_thread() -> None:

@@ -94,7 +94,8 @@ def _without(entries: list, thread: str, drop: set[str] = frozenset()) -> list:
         sigs = [SimpleNamespace(examples=[x for x in s.examples if norm(x.source) != thread],
                                 counter_examples=[c for c in s.counter_examples if c not in drop])
                 for s in e.signatures]
-        out.append(SimpleNamespace(id=e.id, title=e.title, aliases=e.aliases, severity=e.severity, signatures=sigs))
+        out.append(SimpleNamespace(id=e.id, title=e.title, aliases=e.aliases, severity=e.severity, wrapper=e.wrapper,
+                                   signatures=sigs))
     return out
 
 
