@@ -358,17 +358,24 @@ class NoSharedSentences(Validator):
                                                 f"'{run}'", offset, *loc)
 
 
-def _strings(value: object, loc: tuple[str | int, ...], skip: set[str]) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Every string in nested data with its location, not descending into keys in ``skip``."""
+def _strings(value: object, loc: tuple[str | int, ...], skip: set[str]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every string in nested data with its location, in order, not descending into keys in ``skip``
+    (collected in a list: a generator per nested value cost more than the checks of short texts)."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    _collect_strings(value, loc, skip, found)
+    return found
+
+
+def _collect_strings(value: object, loc: tuple[str | int, ...], skip: set[str], found: list) -> None:
     if isinstance(value, str):
-        yield loc, value
+        found.append((loc, value))
     elif isinstance(value, dict):
         for k, v in value.items():
             if k not in skip:
-                yield from _strings(v, loc + (k,), skip)
+                _collect_strings(v, loc + (k,), skip, found)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _strings(v, loc + (i,), skip)
+            _collect_strings(v, loc + (i,), skip, found)
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:
