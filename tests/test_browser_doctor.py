@@ -199,6 +199,27 @@ def test_blocked_webassembly_shows_an_error_with_retry(browser, server) -> None:
         ctx.close()
 
 
+def test_rules_that_do_not_match_the_hash_in_their_name_are_refused(browser, server) -> None:
+    """The worker checks the rules file's bytes against the SHA-256 in its name (and Python then
+    skips the document's own hash): an edited file is refused with one clear line."""
+    ctx = browser.new_context()
+    try:
+        def tamper(route) -> None:  # noqa: ANN001
+            response = route.fetch()
+            route.fulfill(response=response, body=response.body().replace(b'"critical"', b'"low"', 1))
+
+        ctx.route("**/assets/doctor/rules.*.json", tamper)
+        page = ctx.new_page()
+        page.goto(server.url + "/diagnose/")
+        page.locator(".kb-doctor textarea").fill("[ 12.5] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n")
+        page.locator(".kb-doctor button", has_text="Diagnose").click()
+        page.wait_for_selector(".kb-doctor[data-state=error]", timeout=BOOT_WAIT_MS)
+        status = page.locator(".kb-doctor__status").inner_text()
+        assert "the site's rules: content does not match its hash" in status, status
+    finally:
+        ctx.close()
+
+
 def test_no_serious_accessibility_violations_beyond_the_theme(browser, server) -> None:
     from axe_playwright_python.sync_playwright import Axe
 

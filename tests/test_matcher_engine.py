@@ -154,6 +154,18 @@ def test_root_cause_leads_and_collateral_follows(rules: dict, re2: bool) -> None
     assert report["initiating"]["entry"] == "xid-79" and report["initiating"]["host"] == "node7"
 
 
+def test_with_a_scanner_factory_the_python_scanner_is_never_built(rules: dict, monkeypatch) -> None:
+    """The browser's Diagnoser takes the JavaScript prefilter: building the pure-Python scanner
+    as well cost its start-up time for nothing. Without a factory it is built on first use."""
+    import generator.matcher.match as match
+
+    real, built = match.LiteralScanner, []
+    monkeypatch.setattr(match, "LiteralScanner", lambda anchors: built.append(1) or real(anchors))
+    report = Diagnoser(rules, scanner_factory=lambda matcher: real(matcher.anchors)).diagnose_text(CASCADE)
+    assert built == []
+    assert report == _diagnose(rules, CASCADE) and built == [1]
+
+
 def test_driver_cause_suffix_makes_xid_45_collateral(rules: dict) -> None:
     text = ("NVRM: Xid (PCI:0000:dc:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x0 0x0 0x0 0x0)\n"
             "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149\n") * 3

@@ -130,9 +130,21 @@ class Matcher:
         self.anchors = [(a["text"], a["ignore_case"]) for a in rules["anchors"]]
         self.anchor_signatures = [frozenset(a["signatures"]) for a in rules["anchors"]]
         self.patterns = [(sig["pattern"], sig["ignore_case"], sig["literals"]) for sig in rules["signatures"]]
-        self.scanner: Scanner = scanner or LiteralScanner(self.anchors)
+        self._scanner: Scanner | None = scanner
         # line body -> (its hits need no other line, [(entry, signature, fields, Context)])
         self.memo: dict[tuple, tuple[bool, list[tuple[str, str | None, dict, Context]]]] = {}
+
+    @property
+    def scanner(self) -> Scanner:
+        """The literal prefilter: the one given or set, else the pure-Python scanner, built on first
+        use (a Diagnoser with a scanner factory sets its own first: the browser never builds it)."""
+        if self._scanner is None:
+            self._scanner = LiteralScanner(self.anchors)
+        return self._scanner
+
+    @scanner.setter
+    def scanner(self, scanner: Scanner) -> None:
+        self._scanner = scanner
 
     @property
     def ahead(self) -> int:

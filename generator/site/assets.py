@@ -2,8 +2,10 @@
 
 After MkDocs has written the pages, this copies Pyodide's runtime from node_modules
 (pinned in package.json, never committed, never fetched from a CDN), zips the matcher
-package, writes the rules with a content hash in their name, a manifest the worker reads,
-and the sample logs offered on /diagnose/.
+package with its bytecode, writes Pyodide's standard library with bytecode for the modules
+the doctor imports (``bytecode.py``; sources alone when Node cannot make it), the rules with
+a content hash in their name, a manifest the worker reads, and the sample logs offered on
+/diagnose/.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import yaml
 from generator.corpus.validated import Corpus
 from generator.errors import BuildError
 from generator.exports.rules import compile_rules
+from generator.site.bytecode import Bytecode, compile_doctor
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 # pyodide.mjs falls back to a CDN only when run under Node; the site's copy cannot reach it at all
@@ -49,14 +52,26 @@ def copy_pyodide(repo_root: Path, site: Path) -> None:
             shutil.copy2(src, dst)
 
 
-def matcher_zip() -> bytes:
-    """The matcher package as a zip holding ``kbmatch/`` (its imports are all relative)."""
+def matcher_sources() -> dict[str, bytes]:
+    """The matcher package's modules by their path in the doctor's zip (``kbmatch/engine.py``)."""
+    return {f"kbmatch/{path.name}": path.read_bytes() for path in sorted(MATCHER.glob("*.py"))}
+
+
+def matcher_zip(bytecode: Bytecode | None = None) -> bytes:
+    """The matcher package as a zip holding ``kbmatch/`` (its imports are all relative), which
+    the worker imports from as it is (zipimport), with each module's unchecked-hash .pyc beside
+    its source when ``bytecode`` is given: zipimport reads the .pyc and compiles nothing; the
+    source stays for tracebacks."""
     buf = io.BytesIO()
+    files = dict(matcher_sources())
+    if bytecode is not None:
+        for name, pyc in bytecode.matcher.items():
+            files[f"{name}c"] = pyc
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(MATCHER.glob("*.py")):
-            info = zipfile.ZipInfo(f"kbmatch/{path.name}", date_time=(2020, 1, 1, 0, 0, 0))
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, path.read_bytes())
+            zf.writestr(info, data)
     return buf.getvalue()
 
 
@@ -72,17 +87,23 @@ def write_doctor(corpus: Corpus, repo_root: Path, site: Path, rules_text: str | 
     copy_pyodide(repo_root, site)
     doctor = site / "assets" / "doctor"
     doctor.mkdir(parents=True, exist_ok=True)
-    for old in list(doctor.glob("kbmatch.*.zip")) + list(doctor.glob("rules.*.json")):
+    for old in list(doctor.glob("kbmatch.*.zip")) + list(doctor.glob("rules.*.json")) + list(doctor.glob("stdlib.*.zip")):
         old.unlink()
-    zipped = matcher_zip()
+    pyodide = repo_root / "node_modules" / "pyodide"
+    bytecode = compile_doctor(pyodide, matcher_sources(), repo_root / "node_modules" / ".cache" / "kb-doctor-bytecode")
+    zipped = matcher_zip(bytecode)
     zip_name = f"kbmatch.{_short_hash(zipped)}.zip"
     (doctor / zip_name).write_bytes(zipped)
+    manifest = {"pyodide": "../pyodide/", "matcher": zip_name}
+    if bytecode is not None:  # Pyodide's standard library with bytecode, in place of its own (sources only)
+        manifest["stdlib"] = f"stdlib.{_short_hash(bytecode.stdlib_zip)}.zip"
+        (doctor / manifest["stdlib"]).write_bytes(bytecode.stdlib_zip)
     if rules_text is None:
         rules_text = json.dumps(compile_rules(corpus), ensure_ascii=False, separators=(",", ":")) + "\n"
     rules_bytes = rules_text.encode()
     rules_name = f"rules.{_short_hash(rules_bytes)}.json"
     (doctor / rules_name).write_bytes(rules_bytes)
-    manifest = {"pyodide": "../pyodide/", "matcher": zip_name, "rules": rules_name}
+    manifest["rules"] = rules_name
     (doctor / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     write_samples(corpus, repo_root, doctor, json.loads(rules_text))
     return manifest

@@ -147,7 +147,10 @@ class JsScanner:
         return out
 
 
-rules = check_rules(json.loads(rules_text), "the site's rules", analyse=False)  # built and analysed with this site
+# built and analysed with this site; its bytes checked against the hash in its name (rules_hashed)
+rules = check_rules(json.loads(rules_bytes.to_bytes().decode("utf-8", errors="replace")), "the site's rules",
+                    analyse=False, hashed=not rules_hashed)
+del rules_bytes
 diagnoser = Diagnoser(rules, scanner_factory=(lambda matcher: JsScanner(js_scan)) if js_scan else None, site_url=site_url,
                       lazy=True)
 session = None
@@ -180,6 +183,22 @@ def cancel():
     session = None
 `;
 
+// The rules file's name carries the SHA-256 of its bytes (rules.<first 12 hex digits>.json):
+// checked here, by WebCrypto off this thread while Python downloads, an edited or truncated
+// file is refused as Python's check of the document's own hash would refuse it, which Python
+// then skips. False where WebCrypto is missing (a page served over plain HTTP from another
+// host): Python checks the hash then.
+async function hashChecked(path, bytes) {
+  const named = /\.([0-9a-f]{12})\.json$/.exec(path);
+  if (!named || !(self.crypto && crypto.subtle)) return false;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = Array.from(digest.subarray(0, 6), (b) => b.toString(16).padStart(2, "0")).join("");
+  if (hex !== named[1]) {
+    throw new Error(`the site's rules: content does not match its hash (edited or truncated); rebuild the site`);
+  }
+  return true;
+}
+
 // Start-up in three steps, each announced to the page (progress) and timed (ready.timings):
 // the runtime (the largest download, then WebAssembly compilation), the matcher package with
 // the rules, then the rules checked and compiled in Python. The matcher and the rules are
@@ -201,13 +220,13 @@ async function boot(siteUrl) {
   const manifest = await (await get("manifest.json")).json();
   const extras = Promise.all([
     get(manifest.matcher).then((r) => r.arrayBuffer()),
-    get(manifest.rules).then((r) => r.text()),
-  ]).then(([zip, rulesText]) => {
+    get(manifest.rules).then((r) => r.arrayBuffer()).then(async (bytes) => [bytes, await hashChecked(manifest.rules, bytes)]),
+  ]).then(([zip, [rulesBytes, hashed]]) => {
     const t = performance.now();
-    const rules = JSON.parse(rulesText);
+    const rules = JSON.parse(new TextDecoder().decode(rulesBytes));
     const scan = makeScanner(rules);
     timings.prefilter = performance.now() - t;
-    return { zip, rulesText, count: rules.signatures.length, scan };
+    return { zip, rulesBytes, hashed, count: rules.signatures.length, scan };
   });
   extras.catch(() => {}); // a failed fetch is reported where it is awaited, below
   // Pyodide does not reject when its runtime (pyodide.asm.wasm) cannot be downloaded or
@@ -223,18 +242,24 @@ async function boot(siteUrl) {
   self.addEventListener("unhandledrejection", onRejection);
   let pyodide;
   try {
-    pyodide = await Promise.race([loadPyodide({ indexURL: here(manifest.pyodide) }), loaderFailed]);
+    // the site's standard library has bytecode for the modules Python imports (built with
+    // Pyodide's own Python, generator/site/bytecode.py), Pyodide's own only sources
+    const options = { indexURL: here(manifest.pyodide) };
+    if (manifest.stdlib) options.stdLibURL = here(manifest.stdlib);
+    pyodide = await Promise.race([loadPyodide(options), loaderFailed]);
   } finally {
     self.removeEventListener("unhandledrejection", onRejection);
   }
   timings.runtime = performance.now() - t0;
   progress(2, "loading the matcher");
-  const { zip, rulesText, count, scan } = await extras;
-  pyodide.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/lib" });
-  pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/lib')");
+  const { zip, rulesBytes, hashed, count, scan } = await extras;
+  // imported from the zip as it is (each module's bytecode beside its source: generator/site/bytecode.py)
+  pyodide.FS.writeFile("/home/pyodide/kbmatch.zip", new Uint8Array(zip));
+  pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/kbmatch.zip')");
   timings.matcher = performance.now() - t0 - timings.runtime;
   progress(3, `reading ${count} log signatures`);
-  pyodide.globals.set("rules_text", rulesText);
+  pyodide.globals.set("rules_bytes", new Uint8Array(rulesBytes));  // bytes cross faster than a string
+  pyodide.globals.set("rules_hashed", hashed);
   pyodide.globals.set("site_url", siteUrl);
   pyodide.globals.set("js_scan", scan);
   pyodide.runPython(GLUE);
