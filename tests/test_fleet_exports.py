@@ -172,3 +172,7 @@ def test_loki_yaml_equals_pyyaml_on_random_rules() -> None:
     assert paths == {True, False}
     odd = {"groups": [{"rules": [rule(0.0)], "name": "x"}], "other": 1}  # another shape: PyYAML whole
     assert fx.loki_yaml(odd) == _safe_dump(odd)
+    shared = rule(0.0)  # one object twice: PyYAML writes an anchor and an alias
+    twice = {"groups": [{"name": "x", "interval": "1m", "rules": [shared, rule(0.0), shared]},
+                        {"name": "y", "interval": "1m", "rules": [{**rule(0.0), "labels": shared["labels"]}, rule(0.0)]}]}
+    assert "&id001" in _safe_dump(twice) and fx.loki_yaml(twice) == _safe_dump(twice)

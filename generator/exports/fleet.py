@@ -183,19 +183,22 @@ def loki_yaml(doc: dict) -> str:
     stays well short of the line width (the two fold long double-quoted lines at different
     spaces; none of the strings allowed here is double-quoted, but the bound costs nothing). A
     rule's lines do not depend on the rules around it, so each run of rules whose every string
-    is such a string is written by libyaml, every other rule by PyYAML, and the texts are joined
-    (tests/test_fleet_exports.py compares the result with ``yaml.safe_dump`` on the corpus and
-    on random rules)."""
+    is such a string is written by libyaml, every other rule by PyYAML, and the texts are joined;
+    a document of another shape, or one holding a list or mapping twice (PyYAML numbers its
+    anchors across the document), is written by PyYAML whole (tests/test_fleet_exports.py
+    compares the result with ``yaml.safe_dump`` on the corpus and on random rules)."""
     import yaml  # noqa: PLC0415 - the build has it; the matcher does not need it
 
     def dump(data: dict, fast: bool) -> str:
         dumper = getattr(yaml, "CSafeDumper", None) if fast else None
+        if dumper:  # the tree SafeRepresenter would build, built here without its per-value dispatch
+            return yaml.serialize(_node(yaml, data), Dumper=dumper, allow_unicode=True, width=YAML_WIDTH)
         return yaml.dump(data, Dumper=dumper or yaml.SafeDumper, sort_keys=False, allow_unicode=True, width=YAML_WIDTH)
 
     groups = doc.get("groups")
-    if list(doc) != ["groups"] or not isinstance(groups, list) or \
+    if list(doc) != ["groups"] or not isinstance(groups, list) or not _plain_tree(doc, set()) or \
             not all(isinstance(g, dict) and list(g)[-1:] == ["rules"] and isinstance(g["rules"], list) for g in groups):
-        return dump(doc, False)  # not the shape loki_rules builds: no shortcut
+        return dump(doc, False)  # not the shape loki_rules builds (or a value met twice, an alias): no shortcut
     out = ["groups:\n"]
     for group in groups:
         head_fast = _emitters_agree({k: v for k, v in group.items() if k != "rules"})
@@ -218,6 +221,31 @@ def loki_yaml(doc: dict) -> str:
                 out.append(head.removeprefix("groups:\n") + sep)
             out.append(body)
     return "".join(out)
+
+
+def _plain_tree(value: object, containers: set[int]) -> bool:
+    """Whether ``value`` holds only strings, lists and dicts, none of them met twice (PyYAML would
+    write one met twice with an anchor, numbered across the whole document)."""
+    kind = type(value)
+    if kind is str:
+        return True
+    if kind is not dict and kind is not list or id(value) in containers:
+        return False
+    containers.add(id(value))
+    if kind is dict:
+        return all(_plain_tree(k, containers) and _plain_tree(v, containers) for k, v in value.items())
+    return all(_plain_tree(v, containers) for v in value)
+
+
+def _node(yaml, value: object):  # noqa: ANN001, ANN202 - yaml is imported lazily
+    """The node tree that ``yaml.dump(value, default_flow_style=False, sort_keys=False)``'s
+    SafeRepresenter builds for a ``_plain_tree``."""
+    if type(value) is str:
+        return yaml.ScalarNode("tag:yaml.org,2002:str", value)
+    if type(value) is dict:
+        return yaml.MappingNode("tag:yaml.org,2002:map", [(_node(yaml, k), _node(yaml, v)) for k, v in value.items()],
+                                flow_style=False)
+    return yaml.SequenceNode("tag:yaml.org,2002:seq", [_node(yaml, v) for v in value], flow_style=False)
 
 
 def _emitters_agree(value: object) -> bool:
