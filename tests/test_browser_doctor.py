@@ -220,6 +220,27 @@ def test_rules_that_do_not_match_the_hash_in_their_name_are_refused(browser, ser
         ctx.close()
 
 
+def test_a_standard_library_that_cannot_be_downloaded_is_named_at_once(browser, server) -> None:
+    """The site's standard library with bytecode (stdlib.<hash>.zip, named in the manifest) is a
+    file of its own: missing from a deployment, it is named at once, not waited for."""
+    import time  # noqa: PLC0415
+
+    ctx = browser.new_context()
+    try:
+        ctx.route("**/assets/doctor/stdlib.*.zip", lambda route: route.fulfill(status=404, body="missing"))
+        page = ctx.new_page()
+        page.goto(server.url + "/diagnose/")
+        page.locator(".kb-doctor textarea").fill("[ 12.5] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n")
+        start = time.monotonic()
+        page.locator(".kb-doctor button", has_text="Diagnose").click()
+        page.wait_for_selector(".kb-doctor[data-state=error]", timeout=BOOT_WAIT_MS)
+        status = page.locator(".kb-doctor__status").inner_text()
+        assert "could not load the Python runtime" in status and "/assets/doctor/stdlib." in status, status
+        assert time.monotonic() - start < 20
+    finally:
+        ctx.close()
+
+
 def test_no_serious_accessibility_violations_beyond_the_theme(browser, server) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
