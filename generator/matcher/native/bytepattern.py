@@ -26,7 +26,8 @@ least count (a line that has the rest has the whole), so a scan reports one matc
 from __future__ import annotations
 
 from re import _constants as C  # type: ignore[attr-defined]
-from re import _parser as P  # type: ignore[attr-defined]
+
+from ..backtracking import parse
 
 WIDE = 4  # the most bytes one character takes in UTF-8
 HIGH = r"\x80-\xff"
@@ -189,7 +190,7 @@ def to_bytes(pattern: str) -> tuple[str, bool]:
     Raises Unsupported for constructs without a byte form; the caller then prefilters on the
     signature's literals.
     """
-    tree = P.parse(pattern)
+    tree = parse(pattern)  # the parse tree the validator's analyses walked already (cached, never mutated)
     ignore_case = bool(tree.state.flags & C.SRE_FLAG_IGNORECASE)
     items = list(tree)
     while items and _nullable(*items[-1]):
