@@ -85,20 +85,11 @@ def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
     """rules._cover as it was first written: every round recounts every pending signature's
     tokens and scores them all (quadratic; the reference the heap version must equal)."""
     from generator.corpus.literals import COMMON_WORDS, rarity  # noqa: PLC0415
-    from generator.exports.rules import BUILTIN_ANCHORS, STRONG_ANCHOR  # noqa: PLC0415
+    from generator.exports.rules import STRONG_ANCHOR, _fixed_anchors, _to_cover  # noqa: PLC0415
 
-    anchors: list[dict] = []
-    for text in BUILTIN_ANCHORS:
-        riders = [i for i, s in enumerate(signatures)
-                  if not s["ignore_case"] and len(s["literals"]) == 1 and text in s["literals"][0]]
-        anchors.append({"text": text, "ignore_case": False, "signatures": riders, "builtin": True})
-    for i, sig in enumerate(signatures):
-        if len(sig["literals"]) > 1:
-            for literal in sig["literals"]:
-                anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
+    anchors = _fixed_anchors(signatures)  # the same start; only the greedy loop differs
     for ignore_case in (False, True):
-        pending = {i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
-                   and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))}
+        pending = set(_to_cover(signatures, ignore_case))
         while pending:
             counts: dict[str, set[int]] = {}
             for i in pending:

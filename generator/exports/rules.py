@@ -110,6 +110,29 @@ def _tokens(runs: list[str]) -> list[str]:
     return sorted(tokens)
 
 
+def _fixed_anchors(signatures: list[dict]) -> list[dict]:
+    """The anchors no choice is made for: the matcher's parsers need the builtin ones anyway
+    (signatures containing them ride along), and a signature with several alternative literals
+    is anchored on each of them."""
+    anchors: list[dict] = []
+    for text in BUILTIN_ANCHORS:
+        riders = [i for i, s in enumerate(signatures)
+                  if not s["ignore_case"] and len(s["literals"]) == 1 and text in s["literals"][0]]
+        anchors.append({"text": text, "ignore_case": False, "signatures": riders, "builtin": True})
+    for i, sig in enumerate(signatures):
+        if len(sig["literals"]) > 1:
+            for literal in sig["literals"]:
+                anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
+    return anchors
+
+
+def _to_cover(signatures: list[dict], ignore_case: bool) -> list[int]:
+    """The signatures of one case mode left for the greedy cover: one literal each, and (case
+    sensitive) none holding a builtin anchor ('Xid', ...): those are found through it already."""
+    return [i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
+            and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))]
+
+
 def _cover(signatures: list[dict]) -> list[dict]:
     """A small set of anchors such that every signature contains at least one of them.
 
@@ -124,20 +147,9 @@ def _cover(signatures: list[dict]) -> list[dict]:
     what recounting every token each round picks (``tests/test_datasets.py`` checks it against
     that plain loop), in time that grows with the tokens, not with their product with the rounds.
     """
-    anchors: list[dict] = []
-    # the matcher's parsers need their own anchors anyway; signatures containing them ride along
-    for text in BUILTIN_ANCHORS:
-        riders = [i for i, s in enumerate(signatures)
-                  if not s["ignore_case"] and len(s["literals"]) == 1 and text in s["literals"][0]]
-        anchors.append({"text": text, "ignore_case": False, "signatures": riders, "builtin": True})
-    for i, sig in enumerate(signatures):
-        if len(sig["literals"]) > 1:
-            for literal in sig["literals"]:
-                anchors.append({"text": literal, "ignore_case": sig["ignore_case"], "signatures": [i]})
+    anchors = _fixed_anchors(signatures)
     for ignore_case in (False, True):
-        # a signature whose literal contains a builtin anchor ('Xid', ...) is found through it already
-        pending = [i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
-                   and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))]
+        pending = _to_cover(signatures, ignore_case)
         holders: dict[str, set[int]] = {}  # token -> the pending signatures that hold it
         for i in pending:
             for token in signatures[i]["tokens"] or signatures[i]["literals"]:
