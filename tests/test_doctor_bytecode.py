@@ -99,7 +99,7 @@ def test_without_node_the_build_ships_sources(tmp_path: Path, monkeypatch, capsy
     monkeypatch.setattr(bytecode.shutil, "which", lambda name: None)
     assert bytecode.compile_doctor(PYODIDE, matcher_sources(), tmp_path / "cache") is None
     assert "Node.js is not on PATH" in capsys.readouterr().err
-    with zipfile.ZipFile(__import__("io").BytesIO(matcher_zip(None))) as zf:
+    with zipfile.ZipFile(__import__("io").BytesIO(matcher_zip(matcher_sources()))) as zf:
         assert sorted(zf.namelist()) == sorted(matcher_sources())
 
 

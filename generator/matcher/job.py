@@ -294,10 +294,10 @@ class Job:
         progress = self.progress.summary(findings)
         resembles = []
         calm = not (progress and progress["hang"]) and not artefacts
-        quiet = calm and not any(f.role != "info" for f in findings)
+        quiet = calm and not self.tally.has_failure()
         # a wrapper ("a worker failed", the shell's "Segmentation fault") names no cause: a log
         # whose only failures are wrappers still gets the closest wording of its error lines
-        unexplained = calm and not any(f.role != "info" and not f.meta.get("wrapper") for f in findings)
+        unexplained = calm and not self.tally.has_cause()
         if unexplained and self.loose:  # the index is built only for a log with error lines and no cause
             resembles = self.diagnoser.resembler.closest(self.loose)
         notes = self.notes + self.cuts if quiet else self.notes

@@ -57,13 +57,13 @@ def matcher_sources() -> dict[str, bytes]:
     return {f"kbmatch/{path.name}": path.read_bytes() for path in sorted(MATCHER.glob("*.py"))}
 
 
-def matcher_zip(bytecode: Bytecode | None = None) -> bytes:
-    """The matcher package as a zip holding ``kbmatch/`` (its imports are all relative), which
-    the worker imports from as it is (zipimport), with each module's unchecked-hash .pyc beside
-    its source when ``bytecode`` is given: zipimport reads the .pyc and compiles nothing; the
-    source stays for tracebacks."""
+def matcher_zip(sources: dict[str, bytes], bytecode: Bytecode | None = None) -> bytes:
+    """The matcher package (``matcher_sources``) as a zip holding ``kbmatch/`` (its imports are
+    all relative), which the worker imports from as it is (zipimport), with each module's
+    unchecked-hash .pyc beside its source when ``bytecode`` is given: zipimport reads the .pyc
+    and compiles nothing; the source stays for tracebacks."""
     buf = io.BytesIO()
-    files = dict(matcher_sources())
+    files = dict(sources)
     if bytecode is not None:
         for name, pyc in bytecode.matcher.items():
             files[f"{name}c"] = pyc
@@ -90,8 +90,9 @@ def write_doctor(corpus: Corpus, repo_root: Path, site: Path, rules_text: str | 
     for old in list(doctor.glob("kbmatch.*.zip")) + list(doctor.glob("rules.*.json")) + list(doctor.glob("stdlib.*.zip")):
         old.unlink()
     pyodide = repo_root / "node_modules" / "pyodide"
-    bytecode = compile_doctor(pyodide, matcher_sources(), repo_root / "node_modules" / ".cache" / "kb-doctor-bytecode")
-    zipped = matcher_zip(bytecode)
+    sources = matcher_sources()
+    bytecode = compile_doctor(pyodide, sources, repo_root / "node_modules" / ".cache" / "kb-doctor-bytecode")
+    zipped = matcher_zip(sources, bytecode)
     zip_name = f"kbmatch.{_short_hash(zipped)}.zip"
     (doctor / zip_name).write_bytes(zipped)
     manifest = {"pyodide": "../pyodide/", "matcher": zip_name}
