@@ -43,10 +43,29 @@ _SPACE = frozenset(" \t\n\r\f\v")
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-@dataclass(frozen=True)
 class CharSet:
-    chars: frozenset = frozenset()
-    negated: bool = False  # True: every character except ``chars``
+    """A finite set of characters, or every character except a finite set (``negated``).
+
+    Immutable; a plain class with slots rather than a frozen dataclass: the analysis makes
+    one per literal character and per union, and a frozen dataclass's ``__init__`` cost most
+    of its time."""
+
+    __slots__ = ("chars", "negated")
+
+    def __init__(self, chars: frozenset = frozenset(), negated: bool = False) -> None:
+        self.chars = chars
+        self.negated = negated  # True: every character except ``chars``
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not CharSet:
+            return NotImplemented
+        return self.chars == other.chars and self.negated == other.negated  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.chars, self.negated))
+
+    def __repr__(self) -> str:
+        return f"CharSet(chars={self.chars!r}, negated={self.negated!r})"
 
     def overlaps(self, other: "CharSet") -> bool:
         if self.negated and other.negated:
@@ -64,6 +83,10 @@ class CharSet:
             return CharSet(self.chars - other.chars, True)
         if other.negated:
             return CharSet(other.chars - self.chars, True)
+        if other.chars <= self.chars:  # nothing new (the usual case: a letter seen before)
+            return self
+        if not self.chars:
+            return other
         return CharSet(self.chars | other.chars)
 
     @property
@@ -134,6 +157,23 @@ class Shape:
     tail: CharSet = EMPTY
 
 
+def _items(sub: object) -> list:
+    """A parsed (sub)pattern's items: its list itself (read, never changed), not a copy made
+    item by item through ``SubPattern.__getitem__``."""
+    return sub.data if sub.__class__ is P.SubPattern else list(sub)  # type: ignore[attr-defined]
+
+
+_LITERALS: dict[tuple[int, bool], Shape] = {}  # a literal character's shape (shapes are never changed)
+
+
+def _literal(code: int, ignore_case: bool) -> Shape:
+    shape = _LITERALS.get((code, ignore_case))
+    if shape is None:
+        s = CharSet(_fold(chr(code), ignore_case))
+        shape = _LITERALS[(code, ignore_case)] = Shape(s, s, False)
+    return shape
+
+
 def _is_unbounded(hi: int) -> bool:
     return hi is UNBOUNDED or hi > LARGE
 
@@ -143,9 +183,9 @@ def _flatten(items: list) -> list:
     out: list = []
     for op, av in items:
         if op is C.SUBPATTERN and not av[1] and not av[2]:
-            out.extend(_flatten(list(av[3])))
+            out.extend(_flatten(_items(av[3])))
         elif op in _REPEATS and av[0] == av[1] and 1 <= av[0] <= 4:
-            out.extend(_flatten(list(av[2])) * av[0])
+            out.extend(_flatten(_items(av[2])) * av[0])
         else:
             out.append((op, av))
     return out
@@ -166,18 +206,24 @@ class _Analysis:
         """The shape of a sequence; records the risks found on the way."""
         if depth > MAX_DEPTH:
             raise RecursionError
-        shapes = [self.item(op, av, depth + 1, in_unbounded) for op, av in items]
+        ic, item, literal = self.ignore_case, self.item, C.LITERAL  # a group's (?i) is undone before the next item
+        shapes = [_literal(av, ic) if op is literal else item(op, av, depth + 1, in_unbounded) for op, av in items]
         open_tail = EMPTY  # tails of earlier items that text can still flow out of
         for shape in shapes:
-            if open_tail.overlaps(shape.head):
+            if shape.head is not EMPTY and open_tail.overlaps(shape.head):  # nothing overlaps EMPTY
                 self.risk("two unbounded repeats in a row that can match the same characters (like \\d*\\d*)")
             open_tail = (open_tail | shape.tail) if shape.nullable else shape.tail
-        first, alphabet, head, nullable = EMPTY, EMPTY, EMPTY, True
+        # a union's value does not depend on order or repeats (and a CharSet's form follows from
+        # its value), so each distinct alphabet is added once: literal shapes are shared
+        alphabet = EMPTY
+        for part in {id(shape.alphabet): shape.alphabet for shape in shapes}.values():
+            alphabet = alphabet | part
+        first, head, nullable = EMPTY, EMPTY, True
         for shape in shapes:
-            alphabet = alphabet | shape.alphabet
-            if nullable:
-                first, head = first | shape.first, head | shape.head
-            nullable = nullable and shape.nullable
+            first, head = first | shape.first, head | shape.head
+            if not shape.nullable:
+                nullable = False
+                break
         tail = EMPTY
         for shape in reversed(shapes):
             tail = tail | shape.tail
@@ -188,8 +234,7 @@ class _Analysis:
     def item(self, op: object, av: object, depth: int, in_unbounded: int) -> Shape:
         ic = self.ignore_case
         if op is C.LITERAL:
-            s = CharSet(_fold(chr(av), ic))  # type: ignore[arg-type]
-            return Shape(s, s, False)
+            return _literal(av, ic)  # type: ignore[arg-type]
         if op is C.NOT_LITERAL:
             s = CharSet(frozenset({chr(av)}), True)  # type: ignore[arg-type]
             return Shape(s, s, False)
@@ -200,7 +245,7 @@ class _Analysis:
             return Shape(s, s, False)
         if op in (C.ASSERT, C.ASSERT_NOT):
             self.risk("a lookahead or lookbehind (not in the linear-time subset)")
-            self.sequence(list(av[1]), depth, in_unbounded)  # type: ignore[index]
+            self.sequence(_items(av[1]), depth, in_unbounded)  # type: ignore[index]
             return Shape(EMPTY, EMPTY, True)
         if op in (C.GROUPREF, C.GROUPREF_EXISTS):
             self.risk("a backreference (not in the linear-time subset)")
@@ -212,13 +257,13 @@ class _Analysis:
             saved = self.ignore_case
             if add & 2:  # an inline (?i)
                 self.ignore_case = True
-            shape = self.sequence(list(sub), depth, in_unbounded)
+            shape = self.sequence(_items(sub), depth, in_unbounded)
             self.ignore_case = saved
             return shape
         if op is C.ATOMIC_GROUP:
-            return self.sequence(list(av), depth, in_unbounded)  # type: ignore[arg-type]
+            return self.sequence(_items(av), depth, in_unbounded)  # type: ignore[arg-type]
         if op is C.BRANCH:
-            shapes = [self.sequence(list(alt), depth, in_unbounded) for alt in av[1]]  # type: ignore[index]
+            shapes = [self.sequence(_items(alt), depth, in_unbounded) for alt in av[1]]  # type: ignore[index]
             if self.repeating:
                 for i, a in enumerate(shapes):
                     for b in shapes[i + 1:]:
@@ -236,7 +281,7 @@ class _Analysis:
                 self.risk(f"a repeat count over {RE2_MAX_COUNT} (RE2, which the command line and the exported rules use, refuses it)")
             if unbounded and in_unbounded:
                 self.risk("an unbounded repeat inside another unbounded repeat (like (a+)+)")
-            items = list(body)
+            items = _items(body)
             self.repeating += hi > 1
             inner = self.sequence(items, depth, in_unbounded + (1 if unbounded else 0))
             self.repeating -= hi > 1
@@ -291,7 +336,7 @@ def risks(pattern: str) -> tuple[str, ...]:
         return (TOO_DEEP,)
     analysis = _Analysis(bool(tree.state.flags & 2))
     try:
-        analysis.sequence(list(tree), 0, 0)
+        analysis.sequence(_items(tree), 0, 0)
     except RecursionError:
         return (TOO_DEEP,)
     if analysis.wildcards > 2:
