@@ -114,18 +114,18 @@ def test_typing_shows_results_and_the_keyboard_opens_one(site) -> None:
 
 
 def test_a_pasted_line_no_entry_recognises_is_said_to_be_a_guess(site) -> None:
-    """A generic line (a build's 'Error 2') lists entries that only share words with it; the status
-    says so and offers the doctor. Recognised lines and typed words keep the plain count."""
+    """A generic line (npm's exit summary) lists entries that only share words with it; the
+    status says so and offers the doctor. Recognised lines and typed words keep the plain count."""
     server, page, errors = site
     page.goto(server.url + "/")
     verdicts = page.evaluate("""async ([url, queries]) => {
         const index = await kbSearch.load(url);
         return queries.map(q => kbSearch.weak(index.search(q, 10), q));
-    }""", [_index_url(page), ["make: *** [Makefile:81: modules] Error 2",
+    }""", [_index_url(page), ["npm ERR! code ELIFECYCLE errno 1",
                               "RuntimeError: CUDA error: an illegal memory access was encountered",
                               "nccl timeout", "xid 79"]])
     assert verdicts == [True, False, False, False]
-    page.fill("#kb-search-q", "make: *** [Makefile:81: modules] Error 2")
+    page.fill("#kb-search-q", "npm ERR! code ELIFECYCLE errno 1")
     page.wait_for_selector(".kb-search__item")
     status = page.locator(".kb-search__status")
     assert status.inner_text().startswith("No entry recognises this line; these only share words with it.")
@@ -137,9 +137,10 @@ def test_a_pasted_line_no_entry_recognises_is_said_to_be_a_guess(site) -> None:
 
 
 def test_a_crash_line_finds_its_entry_and_gives_way_to_the_failure_it_follows(site) -> None:
-    """A line that only says a process died, or PyTorch's hint after a CUDA error, finds the entry
-    that explains it; pasted with the line that names the failure, that failure comes first (a
-    wrapper entry gives way, as the log doctor makes it collateral)."""
+    """A line that only says a process died, PyTorch's hint after a CUDA error, or a build's summary
+    ('make: *** [...] Error 2'), finds the entry that explains it; pasted with the line that names
+    the failure, that failure comes first (a wrapper entry gives way, as the log doctor makes it
+    collateral)."""
     server, page, errors = site
     page.goto(server.url + "/")
     cut_thrust = (ROOT / "tests/fixtures/field/dev/cases/cuda-2909.log").read_text(encoding="utf-8")
@@ -152,14 +153,21 @@ def test_a_crash_line_finds_its_entry_and_gives_way_to_the_failure_it_follows(si
         "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\n"
         "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
         cut_thrust,  # 'terminate called after throwing ...' then what(): cudaErrorIllegalAddress
+        "make: *** [Makefile:81: modules] Error 2",  # github.com/NVIDIA/open-gpu-kernel-modules/issues/558
+        # github.com/NVIDIA/nvbandwidth/issues/25: the compiler's error, then make's summaries of it
+        "nvcc fatal   : Unsupported gpu architecture 'compute_89'\n"
+        "make[2]: *** [CMakeFiles/nvbandwidth.dir/kernels.cu.o] Error 1\n"
+        "make: *** [all] Error 2",
     ]
     tops = page.evaluate("""async ([url, queries]) => {
         const index = await kbSearch.load(url);
         return queries.map(q => index.search(q, 10).filter(h => h.entry).slice(0, 2).map(h => h.entry.i));
     }""", [_index_url(page), queries])
     assert [top[0] for top in tops] == ["host-process-segfault", "host-process-aborted", "torch-cuda-error-async-hint",
-                                        "cuda-no-kernel-image", "cuda-illegal-memory-access"]
+                                        "cuda-no-kernel-image", "cuda-illegal-memory-access", "build-tool-step-failed",
+                                        "cuda-extension-build-failure"]
     assert tops[3][1] == "torch-cuda-error-async-hint" and tops[4][1] == "host-process-aborted"
+    assert tops[6][1] == "build-tool-step-failed"
     assert not errors
 
 
