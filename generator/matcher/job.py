@@ -15,7 +15,9 @@ archive's other members are still read.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Iterable
 
 from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader, analyse_spy, analyse_stalls,
@@ -23,13 +25,14 @@ from .artefacts import (MAX_DUMP_BYTES, ArtefactError, PySpyReader, StallReader,
                         read_json_dump)
 from .cut import LOOK_BACK as CUT_LOOK_BACK
 from .cut import ends_in_traceback
-from .match import Hit, Repeat
+from .match import BATCH_MIN_LINES, Batch, Hit, Repeat
 from .parse import parse_boot
 from .progress import ProgressTracker
 from .rank import Tally, merge_tallies
 from .read import Chunk, ChunkReader, InputStats
 from .report import build
 from .resemble import JOIN_JOB_BYTES, MAX_LINES, TailLines
+from .scan import MARKERS
 from .sources import SourceInfo, describe
 from .unpack import MAX_MEMBERS, MAX_UNPACKED, Unpacker, UnpackError
 
@@ -51,6 +54,9 @@ class Source:
         self.dump = bytearray()
         self.spy: PySpyReader | None = None
         self.pending: list = []  # chunks handed to the scanner, not read yet (see _chunks)
+        self.repetitive = False  # the last chunk read was mostly repeated lines: the next are batched
+        self.backoff = 0  # chunks still read line by line after a failed batch (doubles with each failure)
+        self.failed = 0
         self.tail = TailLines()  # its last lines, for the closest wording when nothing matched
 
     def feed(self, block: bytes) -> int:
@@ -149,21 +155,43 @@ class Source:
     def _chunks(self, chunks: list) -> None:
         """Read chunks. A scanner that scans in the background (the CLI's Hyperscan) is handed
         each chunk at once and the chunk is read once ``ahead`` later ones are in its hands, so
-        that their scans run while it is read; with any other scanner each chunk is read now."""
+        that their scans run while it is read; with any other scanner each chunk is read now.
+
+        After a chunk made mostly of repeated lines (a flapping link, a crash loop), the next
+        ones are tried as batches (``Matcher.batch``): the scanner scans one copy of each
+        distinct line and ``_add_batch`` counts the lines like it; a chunk that is not such a
+        batch is read as usual and ends the trial."""
         matcher = self.job.diagnoser.matcher
-        self.pending.extend((chunk, matcher.scan_soon(chunk.data)) for chunk in chunks)
+        for chunk in chunks:
+            batch = None
+            if self.backoff:
+                self.backoff -= 1
+            elif self.repetitive and matcher.batching:
+                batch = matcher.batch(chunk.data)
+                self.repetitive = batch is not None
+                if batch is None:  # a trial that failed costs about as much as a chunk of candidate lines
+                    self.failed = min(2 * self.failed + 1, 64)
+                    self.backoff = self.failed
+                else:
+                    self.failed = 0
+            self.pending.append((chunk, batch, matcher.scan_soon(chunk.data if batch is None else batch.reduced)))
         self._read_pending(matcher.ahead)
 
     def _read_pending(self, keep: int) -> None:
         """Read the pending chunks, in order, until ``keep`` are left."""
         while len(self.pending) > keep:
-            chunk, result = self.pending.pop(0)
-            self._read(chunk, *result())
+            chunk, batch, result = self.pending.pop(0)
+            self._read(chunk, batch, *result())
 
-    def _read(self, chunk, candidates: list, markers: frozenset[bytes], progress: list | None) -> None:  # noqa: ANN001
+    def _read(self, chunk, batch: Batch | None, candidates: list, markers: frozenset[bytes],  # noqa: ANN001
+              progress: list | None) -> None:
         """Everything one chunk tells: progress, stall reports, boot time, py-spy dumps, hits.
-        ``progress``: where progress lines start, when the scanner found them (else None)."""
+        ``progress``: where progress lines start, when the scanner found them (else None).
+        With a ``batch``, the scanner saw the chunk's distinct lines only: markers and progress
+        lines are looked for in the chunk itself."""
         data = chunk.data
+        if batch is not None:
+            markers, progress = frozenset(m for m in MARKERS if m in data), None
         self.progress.feed([chunk], progress)
         if b" ranks: " in markers:
             self.job.stalls.chunk(data)
@@ -175,13 +203,21 @@ class Source:
                 self.job.spies.append(self.spy)
             for line in data.decode("utf-8", errors="replace").splitlines():
                 self.spy.line(line)
-        self._add(self.job.diagnoser.matcher.hits_in(chunk, candidates))
+        if batch is not None:
+            self._add_batch(chunk, batch, candidates)
+        else:
+            repeats = self._add(self.job.diagnoser.matcher.hits_in(chunk, candidates))
+            lines = chunk.lfs if chunk.lfs >= 0 else data.count(b"\n")
+            self.repetitive = repeats >= BATCH_MIN_LINES and repeats * 4 >= lines
         self.tail.add(chunk)
 
-    def _add(self, hits: Iterable[Hit | Repeat]) -> None:
+    def _add(self, hits: Iterable[Hit | Repeat]) -> int:
+        """Fold hits into the tally; returns how many were Repeats (lines the memo answered)."""
         tally = self.job.tally
+        repeats = 0
         for hit in hits:
             if type(hit) is Repeat:  # a repeated line: counted where it was seen before, a Hit only if kept
+                repeats += 1
                 for item in hit.known:
                     fields = item[2]
                     place = (*self._host_rank(item[3]), fields.get("gpu_pci"))
@@ -189,6 +225,102 @@ class Source:
                         self._add_hit(hit.hit(item))
                 continue
             self._add_hit(hit)
+        return repeats
+
+    def _counters(self, known: tuple | None) -> list | None:
+        """For a line the memo answered with ``known``: where each of its hits would be counted
+        by ``Tally.add_again`` alone (an empty list: it hits nothing), or None when the line must
+        be read one by one (not in the memo, its hits need the lines around it, an evidence or a
+        place not full yet, the driver's "caused by previous Xid")."""
+        if known is None:
+            return None
+        alone, items = known
+        if not items:
+            return []
+        if not alone:
+            return None
+        counters = []
+        for entry, _sig, fields, ctx in items:
+            if "caused_by_xid" in fields:
+                return None
+            counter = self.job.tally.counter(entry, (*self._host_rank(ctx), fields.get("gpu_pci")))
+            if counter is None:
+                return None
+            counters.append(counter)
+        return counters
+
+    def _add_batch(self, chunk: Chunk, batch: Batch, candidates: list) -> None:
+        """Fold in the hits of a chunk read as a batch: the same tally as ``_add`` over every
+        line in order. A line whose hits would only be counted (``_counters``) is counted with
+        the others of its kind; the others are read one by one, in order, until every kind of
+        line is only counted; the rest of the chunk is then counted in a few C-level passes.
+        Counts waiting are added before a line read one by one, so that the last line of each
+        finding and place is the same as line by line."""
+        matcher = self.job.diagnoser.matcher
+        index = {start: j for j, start in enumerate(batch.starts)}
+        if not all(start in index for start, _end, _anchors in candidates):  # not lines of the batch: a scanner of its own kind
+            self._add(matcher.hits_in(chunk, matcher.scan_soon(chunk.data)()[0]))
+            return
+        named = {}  # unit -> (memo key, scanner result), for the candidate lines' units
+        for start, _end, anchors in candidates:
+            j = index[start]
+            named[batch.distinct[j]] = (batch.keys[j], anchors)
+        state: dict = {}  # unit -> [lines waiting, index of the last, counters] or nothing; others: read line by line
+        nothing = _NOTHING  # a unit whose lines hit nothing
+
+        def settle(unit) -> list | object | None:  # noqa: ANN001
+            found = named.get(unit)
+            if found is None:
+                return nothing
+            counters = self._counters(matcher.known(*found))
+            return None if counters is None else ([0, 0, counters] if counters else nothing)
+
+        open_units = 0
+        for unit in batch.distinct:
+            kind = settle(unit)
+            if kind is None:
+                open_units += 1
+            else:
+                state[unit] = kind
+        units, lines, first = batch.units, batch.lines, chunk.first_line
+        waiting: list[list] = []
+        done = 0  # lines before this one are folded in or waiting
+        if open_units:
+            pos = at = 0  # where line ``at`` starts in the chunk
+            for i, unit in enumerate(units):
+                kind = state.get(unit)
+                if kind is None:  # read as _add would: in order, after what waits
+                    if waiting:
+                        _count(waiting, first)
+                    pos += sum(map(len, lines[at:i])) + i - at
+                    at = i
+                    self._add(matcher.hits_in(chunk, [(pos, pos + len(lines[i]), named[unit][1])], first + i))
+                    kind = settle(unit)
+                    if kind is not None:
+                        state[unit] = kind
+                        open_units -= 1
+                        if not open_units:
+                            done = i + 1
+                            break
+                elif kind is not nothing:
+                    if not kind[0]:
+                        waiting.append(kind)
+                    kind[0] += 1
+                    kind[1] = i
+            else:
+                done = len(units)
+        rest = units[done:] if done else units
+        if rest:
+            lasts = batch.lasts  # a unit's last line is among the rest if any of its lines is
+            for unit, count in Counter(rest).items():
+                kind = state[unit]
+                if kind is not nothing:
+                    if not kind[0]:
+                        waiting.append(kind)
+                    kind[0] += count
+                    kind[1] = lasts[unit]
+        if waiting:
+            _count(waiting, first)
 
     def _host_rank(self, ctx) -> tuple:  # noqa: ANN001 - parse.Context
         """The host and rank of a line: what it says itself, else what this input's path says."""
@@ -199,6 +331,19 @@ class Source:
         hit.source = self.index
         hit.context.host, hit.context.rank = self._host_rank(hit.context)
         self.job.tally.add(hit)
+
+
+_NOTHING = object()  # Source._add_batch: a kind of line that hits nothing
+
+
+def _count(waiting: list[list], first: int) -> None:
+    """Add the lines waiting in each batch kind ([lines, index of the last, counters]) to the
+    tally, in the order of their last lines, so that each finding and place ends at the latest."""
+    waiting.sort(key=itemgetter(1))
+    for kind in waiting:
+        Tally.count(kind[2], kind[0], first + kind[1])
+        kind[0] = 0
+    waiting.clear()
 
 
 class Job:

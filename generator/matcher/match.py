@@ -8,12 +8,17 @@ times, only the timestamp changes. What a line matched is remembered by the line
 leading timestamp (and the shape of that timestamp), so a repeated line costs a dictionary
 look-up instead of a run of every candidate signature; its timestamp is parsed only if the
 hit is kept as evidence.
+
+A chunk made mostly of such lines is read as its distinct lines (``Matcher.batch``): the
+scanner gets one copy of each, and a line whose hits would only be counted (``Source`` in
+job.py) is counted with the others like it, without a step of Python per line.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from operator import getitem
 from typing import Callable, Iterator, NamedTuple
 
 from .parse import (SMI_LOOKBACK, XID_TEXTS, Context, parse_context, parse_fallen_gpu, parse_gpu_address, parse_pci,
@@ -38,6 +43,40 @@ _VOLATILE_HEAD = re.compile(  # on the line's bytes: a repeated line is never de
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 MEMO_LINES = 8192  # distinct line bodies remembered; the memory is cleared when full
 MEMO_MAX_BYTES = 2048  # longer lines are matched afresh
+BATCH_MIN_LINES = 256  # a chunk of fewer lines is not worth reading as its distinct lines
+
+
+def _memo_key(raw: bytes) -> tuple:
+    """The memo's key of a line (without the signatures asked for): its rank prefix, the shape of
+    its volatile head (digits as zeros) and the rest of the line."""
+    m = _VOLATILE_HEAD.match(raw)
+    head = m.end()
+    return (m.group(1), raw[:head].translate(_DIGITS_TO_ZERO), raw[head:])
+
+
+class Batch:
+    """A chunk of mostly repeated lines, read as its distinct lines (``Matcher.batch``).
+
+    ``units[i]`` stands for line i of the chunk (``lines[i]``): two lines have the same unit
+    exactly when they have the same memo key (so the same hits, but for their place in the log).
+    ``lasts`` gives each unit the index of its last line, ``keys`` each unit's memo key (in the
+    order of ``lasts``), ``reduced`` that last line of each unit, joined: what the scanner scans
+    instead of the chunk; ``starts`` where each of those lines starts in it.
+    """
+
+    __slots__ = ("lines", "units", "lasts", "distinct", "keys", "reduced", "starts")
+
+    def __init__(self, lines: list[bytes], units: list, lasts: dict):
+        self.lines, self.units, self.lasts = lines, units, lasts
+        self.distinct = list(lasts)
+        reps = [lines[i] for i in lasts.values()]
+        self.keys = [_memo_key(rep) for rep in reps]
+        self.reduced = b"\n".join(reps) + b"\n"
+        starts, pos = [], 0
+        for rep in reps:
+            starts.append(pos)
+            pos += len(rep) + 1
+        self.starts = starts
 
 
 @dataclass
@@ -110,6 +149,8 @@ class _LazyPattern:
 class Matcher:
     """Everything needed to find hits, compiled once from a rules document."""
 
+    batching = True  # read chunks of repeated lines as batches (job.Source); False: line by line (tests compare)
+
     def __init__(self, rules: dict, scanner: Scanner | None = None, lazy: bool = False):
         self.rules = rules
         self.xid_entries: dict[int, str] = {int(k): v for k, v in rules["xid_entries"].items()}
@@ -162,14 +203,78 @@ class Matcher:
         result = (self.scanner.candidate_lines(data), frozenset(m for m in MARKERS if m in data), None)
         return lambda: result
 
-    def hits_in(self, chunk: Chunk, candidates: list) -> Iterator[Hit | Repeat]:
+    def batch(self, data: bytes) -> Batch | None:
+        """``data`` (a chunk) as its distinct lines when at most half of its lines have a memo key
+        of their own; None otherwise, or when a line of it is not one the memo takes (a carriage
+        return, over MEMO_MAX_BYTES). A few C-level passes over the chunk, a Python step per
+        distinct shape of line.
+
+        Lines that repeat as they are are their own units. Otherwise a line's shape (its digits
+        as zeros) tells where its volatile head and rank prefix end, as the head's syntax sees
+        a digit only as a digit: the shape, the line after its head and its rank prefix (when
+        there is one) make its unit, which two lines share exactly when they share a memo key."""
+        if b"\r" in data:
+            return None
+        lines = data.split(b"\n")
+        if data[-1:] == b"\n":
+            lines.pop()
+        n = len(lines)
+        if n < BATCH_MIN_LINES or max(map(len, lines)) > MEMO_MAX_BYTES:
+            return None
+        if len(set(lines[:BATCH_MIN_LINES])) * 2 <= BATCH_MIN_LINES:  # lines repeated as they are: their own units
+            lasts = dict(zip(lines, range(n)))
+            if len(lasts) * 2 <= n:
+                return Batch(lines, lines, lasts)
+        shapes = data.translate(_DIGITS_TO_ZERO).split(b"\n")
+        if data[-1:] == b"\n":
+            shapes.pop()
+        heads: dict = dict.fromkeys(shapes)  # shape -> where the line after its head starts
+        if len(heads) * 2 > n:
+            return None
+        prefixes: dict = {}  # shape -> where its rank prefix ends
+        for shape in heads:
+            m = _VOLATILE_HEAD.match(shape)
+            heads[shape] = slice(m.end(), None)
+            prefixes[shape] = slice(0, max(m.end(1), 0))
+        if not any(cut.start for cut in heads.values()):
+            units: list = lines
+        else:
+            bodies = map(getitem, lines, map(heads.__getitem__, shapes))
+            if any(cut.stop for cut in prefixes.values()):
+                units = list(zip(shapes, bodies, map(getitem, lines, map(prefixes.__getitem__, shapes))))
+            else:
+                units = list(zip(shapes, bodies))
+        lasts = dict(zip(units, range(n)))
+        if len(lasts) * 2 > n:
+            return None
+        return Batch(lines, units, lasts)
+
+    def wanted(self, anchors: frozenset[int] | None) -> frozenset[int] | None:
+        """The signatures to try on a candidate line whose scanner result is ``anchors``."""
+        if anchors is None:
+            return None
+        if getattr(self.scanner, "names_signatures", False):  # the scanner names the signatures that matched
+            return anchors
+        # only the signatures listed under the anchors on this line
+        return frozenset().union(*(self.anchor_signatures[i] for i in anchors))
+
+    def known(self, key: tuple, anchors: frozenset[int] | None) -> tuple | None:
+        """What the memo holds for a line of memo key ``key`` (``Batch.keys``) and scanner result
+        ``anchors``: (its hits need no other line, [(entry, signature, fields, Context)]), or None."""
+        return self.memo.get((*key, self.wanted(anchors)))
+
+    def hits_in(self, chunk: Chunk, candidates: list, line: int = -1) -> Iterator[Hit | Repeat]:
         """The hits on a chunk's candidate lines (from ``scan_soon``); a repeated line whose hits
-        need nothing from the lines around it comes as one Repeat (``Source._add`` counts it)."""
+        need nothing from the lines around it comes as one Repeat (``Source._add`` counts it).
+        ``line``: the number of the first candidate's line, when the caller knows it."""
         by_signature = getattr(self.scanner, "names_signatures", False)
         data = chunk.data
-        line = cursor = -1
+        cursor = -1
         for start, end, anchors in candidates:
-            line = chunk.line_at(start) if cursor < 0 else line + data.count(b"\n", cursor, start)
+            if cursor >= 0:
+                line += data.count(b"\n", cursor, start)
+            elif line < 0:
+                line = chunk.line_at(start)
             cursor = start
             raw = data[start:min(end, start + MAX_LINE_BYTES)]
             wanted = None

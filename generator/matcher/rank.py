@@ -237,6 +237,26 @@ class Tally:
         seen[2] = line
         return True
 
+    def counter(self, entry: str, place: tuple) -> tuple[Finding, list] | None:
+        """Where ``add_again`` would count a line of ``entry`` at ``place`` (the finding and its
+        place's record), or None when it would not (``add`` is needed). Once given, it stays
+        true: evidence and places are never taken away."""
+        f = self.findings.get(entry)
+        if f is None or len(f.hits) < MAX_EVIDENCE:
+            return None
+        seen = f.places.get(place)
+        return None if seen is None else (f, seen)
+
+    @staticmethod
+    def count(counters: list[tuple[Finding, list]], lines: int, last: int) -> None:
+        """``lines`` lines, the last of them ``last``, each counted with ``add_again`` at every one
+        of ``counters`` (from ``counter``): the same as that many calls, in one step."""
+        for f, seen in counters:
+            f.count += lines
+            f.last_line = last
+            seen[0] += lines
+            seen[2] = last
+
 
 def _renumber(hit: Hit | None, offset: int) -> None:
     if hit is not None:
