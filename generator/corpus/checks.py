@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 from generator.errors import Problem
 from generator.matcher import backtracking
-from generator.corpus import healthy
+from generator.corpus import forked, healthy, literals
 from generator.corpus.literals import MIN_LITERAL, compile_pattern, everyday_words, long_enough, names_its_own, parse, prefilter_literals
 from generator.matcher.native.bytepattern import Unsupported, to_bytes
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
@@ -404,15 +404,47 @@ VALIDATORS: tuple[type[Validator], ...] = (
 )
 
 
-def run_checks(files: list[LoadedFile]) -> list[Problem]:
-    """Run every validator over the files that passed the model; return all problems."""
+def run_checks(files: list[LoadedFile], parallel: bool = False) -> list[Problem]:
+    """Run every validator over the files that passed the model; return all problems.
+
+    With ``parallel`` (the site build), a forked child (``forked.Child``) checks the last
+    files and runs the costliest cross-entry check while this process checks the first ones:
+    the same problems in the same order, the work spread over two cores. It needs that
+    ``check`` keep no state between files, which every validator here does."""
     valid = [f for f in files if f.entry is not None]
-    problems: list[Problem] = []
     declared = {f.path.name.removesuffix(".yaml") for f in files} | {f.declared_id for f in files if f.declared_id}
     validators = [RelationsExist(declared) if cls is RelationsExist else cls() for cls in VALIDATORS]
-    for f in valid:
+
+    def check(part: list[LoadedFile]) -> list[Problem]:
+        found: list[Problem] = []
+        for f in part:
+            for v in validators:
+                found.extend(v.check(f))
+        return found
+
+    if not (parallel and len(valid) >= PARALLEL_FROM and forked.usable()):
+        problems = check(valid)
         for v in validators:
-            problems.extend(v.check(f))
-    for v in validators:
-        problems.extend(v.finalize(valid))
+            problems.extend(v.finalize(valid))
+        return problems
+    cut = round(len(valid) * PARALLEL_SHARE)
+    late = [v for v in validators if isinstance(v, NoSharedSentences)]
+
+    def check_late_part() -> tuple[list[Problem], dict]:
+        found = check(valid[cut:])  # and the patterns' literal scans, for the rules export here
+        return found, ({} if found else literals.scans([s.pattern for f in valid[cut:] for s in _entry(f).signatures]))
+
+    with forked.Child([check_late_part, *(lambda v=v: list(v.finalize(valid)) for v in late)]) as child:
+        problems = check(valid[:cut])
+        found, scans = child.result(0)
+        problems.extend(found)
+        literals.take_scans(scans)
+        for v in validators:
+            problems.extend(child.result(1 + late.index(v)) if v in late else v.finalize(valid))
     return problems
+
+
+# the parallel check pays off from a few hundred entries (a fork and its copied pages cost ~10 ms);
+# this process takes the larger share of the files: the child also runs NoSharedSentences.finalize
+PARALLEL_FROM = 300
+PARALLEL_SHARE = 0.6

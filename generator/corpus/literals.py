@@ -105,11 +105,36 @@ def _scan(items: list) -> tuple[list[str], list[list[str]]]:
     return runs, branches
 
 
+_HANDED: dict[str, tuple[list[str], list[list[str]], bool]] = {}  # scans made by another process (``take_scans``)
+
+
 @functools.lru_cache(maxsize=CACHED)
 def _scan_pattern(pattern: str) -> tuple[list[str], list[list[str]], bool]:
     """``_scan`` of the whole pattern and its ignore-case flag (cached; never mutated)."""
+    handed = _HANDED.pop(pattern, None)
+    if handed is not None:
+        return handed
     tree = parse(pattern)
     return *_scan(list(tree)), bool(tree.state.flags & re.IGNORECASE)
+
+
+def scans(patterns: list[str]) -> dict[str, tuple[list[str], list[list[str]], bool]]:
+    """The scans of ``patterns`` that work out (a pattern that does not parse is left out),
+    for another process to ``take_scans``: a forked validator hands back what it worked out,
+    so that the rules export in the parent does not parse those patterns again."""
+    out = {}
+    for pattern in patterns:
+        try:
+            out[pattern] = _scan_pattern(pattern)
+        except Exception:  # noqa: BLE001 - reported by validation; the parent scans it itself if ever asked
+            continue
+    return out
+
+
+def take_scans(handed: dict[str, tuple[list[str], list[list[str]], bool]]) -> None:
+    """Use scans made by another process (``scans``) as if made here: the same pure function
+    of the pattern text."""
+    _HANDED.update(handed)
 
 
 @functools.lru_cache(maxsize=CACHED)

@@ -23,7 +23,7 @@ from generator.corpus.checks import run_checks
 from generator.corpus.validated import corpus_from_files
 from generator.errors import CorpusError, KbError
 from generator.corpus.load import load_corpus_files
-from generator.site.render import pages, write_pages
+from generator.site.render import SiteBuild
 from generator.site.assets import write_doctor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -49,22 +49,27 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
     collecting = gc.isenabled()
     gc.disable()
     try:
-        files, problems = load_corpus_files(root)
+        files, problems = load_corpus_files(root, parallel=True)  # on two cores when there are
         phases = {"load": lap()}
-        problems.extend(run_checks(files))
+        problems.extend(run_checks(files, parallel=True))  # two cores when there are
         phases["validate"] = lap()
         if problems:
             raise CorpusError(problems, checked=len(files))
         corpus = corpus_from_files(root, files)
         _state["corpus"] = corpus
-        generated = pages(corpus, repo_root)
-        _state["rules_text"] = generated.get("data/rules.json")
-        index_text, index_path = search_index.serialise(search_index.build(corpus))
-        _state["search_index"] = (index_text, index_path)
-        config.extra["kb_search_index"] = index_path  # the header's search box reads it from here
-        phases["render"] = lap()
-        write_pages(generated, Path(config.docs_dir))
-        phases["write"] = lap()
+        # with two cores, a forked child renders and writes the entry pages meanwhile
+        site = SiteBuild(corpus, repo_root, Path(config.docs_dir), parallel=True)
+        try:
+            generated = site.render()
+            _state["rules_text"] = generated.get("data/rules.json")
+            index_text, index_path = search_index.serialise(search_index.build(corpus))
+            _state["search_index"] = (index_text, index_path)
+            config.extra["kb_search_index"] = index_path  # the header's search box reads it from here
+            phases["render"] = lap()
+            site.write(generated)
+            phases["write"] = lap()
+        finally:
+            site.close()
     except CorpusError as exc:
         _lock.release()
         for problem in exc.problems:

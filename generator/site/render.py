@@ -17,6 +17,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from generator import atomic, config
+from generator.corpus import forked
 from generator.exports import datasets, fleet as fleet_exports
 from generator.site import search_index
 from generator.corpus.validated import Corpus
@@ -130,6 +131,11 @@ def inline_code(text: str, keep_unpaired: bool = False) -> str:
 def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
     """Every generated file: path relative to docs/ -> text (Markdown pages and the open data)."""
     env = environment()
+    return {**_entry_pages(corpus, repo_root, env), **_other_pages(corpus, env)}
+
+
+def _entry_pages(corpus: Corpus, repo_root: Path, env: Environment) -> dict[str, str]:
+    """One page per entry (``entries/<id>.md``), in the corpus's order."""
     settings = config.load(repo_root)
     by_id = corpus.by_id
     reverse: dict[str, dict[str, list[str]]] = {e.id: {"causes": [], "caused_by": [], "related": []} for e in corpus.entries}
@@ -152,7 +158,7 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
         rel_source = _relative(source, repo_root) if source else None
         causes, caused_by = relation(e, "causes"), relation(e, "caused_by")
         linked = {r.id for r in (*causes, *caused_by)}
-        out[f"entries/{e.id}.md"] = entry_tpl.render(
+        out[_entry_page(e)] = entry_tpl.render(
             e=e,
             category_title=CATEGORY_TITLES[e.category],
             edit_url=settings.edit_url.format(path=rel_source) if rel_source else None,
@@ -162,6 +168,16 @@ def pages(corpus: Corpus, repo_root: Path) -> dict[str, str]:
             # an entry already listed as a cause or an effect is not listed again under "See also"
             related=[r for r in relation(e, "related") if r.id not in linked],
         )
+    return out
+
+
+def _entry_page(e: Entry) -> str:
+    return f"entries/{e.id}.md"
+
+
+def _other_pages(corpus: Corpus, env: Environment) -> dict[str, str]:
+    """The category, Xid and home pages and the open data (rules, datasets, fleet exports)."""
+    out: dict[str, str] = {}
     counts = Counter(e.category for e in corpus.entries)
     cat_tpl = env.get_template("category.md.j2")
     for cat in CATEGORIES:
@@ -199,8 +215,14 @@ def _relative(path: Path, root: Path) -> str:
 
 def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
     """Write pages under ``docs_dir``; remove stale generated pages; skip unchanged ones."""
-    written = unchanged = removed = 0
-    wanted = {docs_dir / rel for rel in generated}
+    removed = _remove_stale({docs_dir / rel for rel in generated}, docs_dir)
+    written, unchanged = _write_files(generated, docs_dir)
+    return RenderStats(written, unchanged, removed)
+
+
+def _remove_stale(wanted: set[Path], docs_dir: Path) -> int:
+    """Remove the files in the generated folders that are not ``wanted``; how many."""
+    removed = 0
     for folder in GENERATED:
         base = docs_dir / folder
         if base.exists():
@@ -208,6 +230,12 @@ def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
                 if path.is_file() and path not in wanted:
                     path.unlink()
                     removed += 1
+    return removed
+
+
+def _write_files(generated: dict[str, str], docs_dir: Path) -> tuple[int, int]:
+    """Write each page that is new or changed; (written, unchanged)."""
+    written = unchanged = 0
     made: set[Path] = set()
     for rel, content in generated.items():
         path = docs_dir / rel
@@ -223,7 +251,54 @@ def write_pages(generated: dict[str, str], docs_dir: Path) -> RenderStats:
             continue
         atomic.write_text(path, content)  # `mkdocs serve` may be reading it, another build writing it
         written += 1
-    return RenderStats(written, unchanged, removed)
+    return written, unchanged
+
+
+class SiteBuild:
+    """``write_pages(pages(corpus, repo_root), docs_dir)`` in two steps the build times apart
+    (``render``, then ``write``), and on two cores when it can: with ``parallel``, a forked
+    child (``forked.Child``) renders and writes the entry pages (most of the files) while this
+    process renders the rest (the open data takes the longest) and writes it. The same files
+    are written; stale pages are removed once every page is written."""
+
+    PARALLEL_FROM = 300  # entries: below this a fork is not worth its cost
+
+    def __init__(self, corpus: Corpus, repo_root: Path, docs_dir: Path, parallel: bool = False) -> None:
+        self.corpus, self.repo_root, self.docs_dir = corpus, repo_root, docs_dir
+        self.env = environment()
+        self.env.get_template("entry.md.j2")  # compiled once, before a fork: both processes use it
+        self.child: forked.Child | None = None
+        if parallel and len(corpus.entries) >= self.PARALLEL_FROM and forked.usable():
+            self.child = forked.Child([self._entry_job])
+
+    def _entry_job(self) -> int:
+        written, _ = _write_files(_entry_pages(self.corpus, self.repo_root, self.env), self.docs_dir)
+        return written
+
+    def render(self) -> dict[str, str]:
+        """The pages this process writes: every page, or all but the entry pages when a child
+        writes those."""
+        others = _other_pages(self.corpus, self.env)
+        if self.child is not None:
+            return others
+        return {**_entry_pages(self.corpus, self.repo_root, self.env), **others}
+
+    def write(self, generated: dict[str, str]) -> None:
+        """Write ``generated`` (what ``render`` gave), wait for the child's entry pages, then
+        remove the stale pages."""
+        try:
+            _write_files(generated, self.docs_dir)
+            wanted = {self.docs_dir / rel for rel in generated}
+            if self.child is not None:
+                self.child.result(0)  # its pages, or (when it failed) written here now
+                wanted |= {self.docs_dir / _entry_page(e) for e in self.corpus.entries}
+            _remove_stale(wanted, self.docs_dir)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
 
 
 def clean(docs_dir: Path) -> None:
