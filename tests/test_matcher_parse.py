@@ -235,3 +235,28 @@ def test_the_rank_guard_never_hides_a_rank() -> None:
             data = (filler + line + "\n" + filler).encode()
             assert may_name_rank_in(data, 0) and may_name_rank_in((line + "\n" + filler).encode(), 0), line
     assert not may_name_rank_in(filler.encode(), 0) and not may_name_rank_in(("x\n" + filler).encode(), 2)
+
+
+def test_the_guards_before_costly_searches_never_skip_a_match() -> None:
+    """parse_context skips the NCCL prefix search on a line without ' [', parse_time the ISO and
+    glog searches without a clock time in the first 120 characters, the matcher the exit code
+    and signal searches without their words: on every line of the fixture and dev logs and on
+    random lines, a skipped search would have found nothing."""
+    import random
+
+    from generator.matcher import match, parse
+
+    root = ROOT / "tests" / "fixtures"
+    lines = [line for folder in ("logs/cases", "field/dev/cases") for path in sorted((root / folder).glob("*"))
+             for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+    rng = random.Random(7)
+    alphabet = "0123456789:.- [ ]EIWFnode-1ank:=exitcodeSignal (SIGKILL)\u0663\u0664"
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(5, 150))) for _ in range(20000)]
+    lines += [f"E{m:02d}{d:02d} {h:02d}:{mi:02d}:{s:02d}.{u} x" for m, d, h, mi, s, u in
+              ((rng.randint(0, 12), rng.randint(0, 31), rng.randint(0, 23), 5, 6, rng.randint(0, 999999)) for _ in range(200))]
+    assert len(lines) > 30000
+    for line in lines:
+        assert " [" in line or parse._NCCL_PREFIX.search(line) is None, line
+        assert parse._CLOCK.search(line, 0, 120) or not (parse._ISO.search(line[:80]) or parse._GLOG.search(line[:120])), line
+        assert "exitcode" in line or match._EXITCODE.search(line) is None, line
+        assert "Signal " in line or match._SIGNAL.search(line) is None, line

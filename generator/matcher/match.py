@@ -131,6 +131,28 @@ def _surroundings(text: str, hits: list[Hit]) -> str | None:
     return None
 
 
+def _line_fields(text: str) -> dict:
+    """What a line a signature matched tells besides: the PCI address of the device (and of the GPU
+    when the line is the driver's), a GPU named by its bus id, an exit code, a signal."""
+    fields = {}
+    pci = parse_pci(text) if "NVRM" in text or "pcieport" in text or "nvidia" in text else None
+    if pci:
+        fields["pci"] = pci
+        if "NVRM" in text or "nvidia 0" in text:
+            fields["gpu_pci"] = pci  # the GPU itself, not a PCIe port above it
+    elif "GPU" in text:
+        gpu = parse_gpu_address(text)
+        if gpu:
+            fields["pci"] = fields["gpu_pci"] = gpu
+    m = _EXITCODE.search(text) if "exitcode" in text else None
+    if m:
+        fields["exitcode"] = int(m.group(1))
+    m = _SIGNAL.search(text) if "Signal " in text else None
+    if m:
+        fields["signal"] = m.group(2)
+    return fields
+
+
 class _LazyPattern:
     """A signature compiled when a line first needs it: the browser starts without compiling
     hundreds of patterns a given log never reaches (their check happened when the site was built)."""
@@ -392,6 +414,7 @@ class Matcher:
                         fields["nvlink"] = event.nvlink
                     yield self.xid_entries.get(event.code, f"xid-{event.code}"), None, fields
         lowered = text.lower() if self.any_folded else text
+        told: dict | None = None  # what the line tells, the same for every signature that matches it
         if wanted is None:
             found: set[int] = set()
             for literal, folded, idxs in self.literal_index:
@@ -404,23 +427,9 @@ class Matcher:
             if not any(lit in haystack for lit in literals):
                 continue  # the line has the anchor but not this signature's own literal
             if rx.search(text):
-                fields = {}
-                pci = parse_pci(text) if "NVRM" in text or "pcieport" in text or "nvidia" in text else None
-                if pci:
-                    fields["pci"] = pci
-                    if "NVRM" in text or "nvidia 0" in text:
-                        fields["gpu_pci"] = pci  # the GPU itself, not a PCIe port above it
-                elif "GPU" in text:
-                    gpu = parse_gpu_address(text)
-                    if gpu:
-                        fields["pci"] = fields["gpu_pci"] = gpu
-                m = _EXITCODE.search(text)
-                if m:
-                    fields["exitcode"] = int(m.group(1))
-                m = _SIGNAL.search(text)
-                if m:
-                    fields["signal"] = m.group(2)
-                yield entry, sig_id, fields
+                if told is None:
+                    told = _line_fields(text)
+                yield entry, sig_id, dict(told)
 
     @staticmethod
     def _block_fields(data: bytes, end: int, lines: int = 12) -> dict:

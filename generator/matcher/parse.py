@@ -26,6 +26,8 @@ _SYSLOG = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)
 _JOURNAL_TIME = re.compile(r'"__REALTIME_TIMESTAMP"\s*:\s*"(\d{10,19})"')
 _JOURNAL_HOST = re.compile(r'"_HOSTNAME"\s*:\s*"([\w.\-]{1,253})"')
 _GLOG = re.compile(r"(?:^|[\s\[])[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\b")  # E0810 / c10's E321
+# what _ISO and _GLOG both need (searched first: they try every position of a line without one)
+_CLOCK = re.compile(r"\d\d:\d\d:\d\d")
 
 _RANK_PATTERNS = (
     re.compile(r"\[[Rr]ank ?(\d{1,6})\]"),          # [rank3]: ... and [Rank 3] inside messages
@@ -94,6 +96,8 @@ def parse_time(line: str) -> tuple[str, float] | None:
     if m:
         mon, day, hh, mm, ss, _host = m.groups()
         return ("wall-noyear", _noyear(MONTHS.get(mon, 1), int(day), int(hh), int(mm), int(ss)))
+    if _CLOCK.search(line, 0, 120) is None:  # what is left (ISO 8601, glog) shows a clock time in its reach
+        return None
     m = _ISO.search(line[:80])
     if m:
         y, mo, d, hh, mm, ss, frac, tz = m.groups()
@@ -179,7 +183,7 @@ def parse_context(line: str) -> Context:
     m = _SYSLOG.match(line)
     if m:
         ctx.host = m.group(6)
-    m = _NCCL_PREFIX.search(line)
+    m = _NCCL_PREFIX.search(line) if " [" in line else None  # it tries every position: only where it can match
     if m and not ctx.host:
         ctx.host = m.group(1)
     m = _SRUN_HOST.search(line) or _HOST_FIELD.search(line)
