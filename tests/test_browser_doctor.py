@@ -451,6 +451,13 @@ def test_a_reworded_failure_gets_a_closest_wording_lead_like_the_cli(context, se
     assert card.locator("a").get_attribute("href").endswith("entries/nccl-remote-error/")
     assert "the remote process exited" in card.locator("pre").inner_text()
     assert "No known failure found" in page.locator(".kb-doctor__verdict").inner_text()
+    # a wrapper alone ('Segmentation fault') is shown as a failure whose cause was not recognised
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    report = _diagnose(page, "step 3: ok\nSegmentation fault (core dumped)\n")
+    assert [(f["id"], f["role"], f["wrapper"]) for f in report["findings"]] == [("host-process-segfault", "root", True)]
+    badge = page.locator(".kb-doctor__finding--root .kb-role").first
+    assert badge.inner_text() == "Failure, cause not recognised"
     assert watch.foreign == []
 
 

@@ -67,16 +67,22 @@ def test_beside_a_wrapper_alone_the_error_lines_still_get_their_closest_wording(
     log = (b"pycuda._driver.LogicError: cuMemGetInfo failed: invalid device context\n"  # tests/fixtures/field/dev/cases/cuda-1101.log
            b"Segmentation fault (core dumped)\n")
     report = real_diagnoser.diagnose(io.BytesIO(log))
-    assert [(f["id"], f["role"]) for f in report["findings"]] == [("host-process-segfault", "root")]
-    assert [r["id"] for r in report["resembles"]] == ["cuda-no-current-context"]
-    assert named(report)[0] == ["cuda-no-current-context", "host-process-segfault"]
+    assert [(f["id"], f["role"], f["wrapper"]) for f in report["findings"]] == [("host-process-segfault", "root", True)]
+    assert [r["id"] for r in report["resembles"]][:1] == ["cuda-no-current-context"]
+    assert named(report)[0][0] == "cuda-no-current-context" and named(report)[0][-1] == "host-process-segfault"
     text = to_text(report)
-    assert text.index("RESEMBLES: invalid device context") < text.index("ROOT CAUSE: Segmentation fault")
+    # the wrapper leads the findings, and is not called a root cause: it names none
+    assert text.index("RESEMBLES: invalid device context") < text.index("FAILURE, CAUSE NOT RECOGNISED: Segmentation fault")
+    assert "ROOT CAUSE" not in text
+    assert "**Failure, cause not recognised:** [Segmentation fault" in to_markdown(report)
     assert "The failures found only say that a process stopped" in text
     assert "invalid device context" in to_markdown(report)
     # with a cause found, no lead is looked for
     caused = real_diagnoser.diagnose(io.BytesIO(b"RuntimeError: CUDA error: an illegal memory access was encountered\n" + log))
     assert caused["resembles"] == [] and caused["findings"][0]["id"] == "cuda-illegal-memory-access"
+    assert [(f["role"], f["wrapper"]) for f in caused["findings"]] == [("root", False), ("collateral", True)]
+    assert "ROOT CAUSE: CUDA error: an illegal memory access" in to_text(caused)
+    assert "COLLATERAL: Segmentation fault" in to_text(caused)
 
 
 def test_a_wrappers_lines_are_quiet_and_lead_nowhere() -> None:

@@ -222,6 +222,7 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
             "category": f.meta["category"],
             "owner": f.meta["owner"],
             "role": f.role,
+            "wrapper": bool(f.meta.get("wrapper")),
             "score": f.score,
             "count": f.count,
             "source": f.first.source,
@@ -394,6 +395,16 @@ def _details_text(fields: dict) -> str:
 
 
 ROLE_LABEL = {"root": "ROOT CAUSE", "collateral": "COLLATERAL", "info": "NOTE"}
+# a wrapper entry first (a shell's "Segmentation fault", a launcher's "a worker failed", a build's
+# "Error 2"): the log says that something failed, and no line of it names why
+WRAPPER_ROOT_LABEL = "FAILURE, CAUSE NOT RECOGNISED"
+
+
+def role_label(finding: dict) -> str:
+    """The heading word of a finding: its role, or for a wrapper in the lead, that no cause was recognised."""
+    if finding["role"] == "root" and finding.get("wrapper"):
+        return WRAPPER_ROOT_LABEL
+    return ROLE_LABEL[finding["role"]]
 
 
 def to_text(report: dict, name: str = "input") -> str:
@@ -428,7 +439,7 @@ def to_text(report: dict, name: str = "input") -> str:
     titles = {f["id"]: f["title"] for f in findings}
     for f in findings:
         lines.append("")
-        head = f"{ROLE_LABEL[f['role']]}: {f['title']}  [{f['severity']}, owner: {f['owner']}]"
+        head = f"{role_label(f)}: {f['title']}  [{f['severity']}, owner: {f['owner']}]"
         lines.append(head)
         if f.get("caused_by"):
             lines.append("  likely caused by: " + "; ".join(titles.get(c, c) for c in f["caused_by"]))
@@ -516,7 +527,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
         where = md_text(_where_text(root["where"]))
-        out.append(f"**Root cause:** {link} ({root['severity']})" + (f", {where}" if where else ""))
+        out.append(f"**{role_label(root).capitalize()}:** {link} ({root['severity']})" + (f", {where}" if where else ""))
         first = _first_text(report)
         if first:
             out.append("")
@@ -535,7 +546,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
     for f in findings:
         out.append("")
         title = f"[{f['title']}]({f['url']})" if f["url"] else f["title"]
-        out.append(f"#### {ROLE_LABEL[f['role']].capitalize()}: {title}")
+        out.append(f"#### {role_label(f).capitalize()}: {title}")
         out.append("")
         meta = [f"severity **{f['severity']}**", f"seen {f['count']}×",
                 f"first on {md_text(_at(report, f.get('source'), f['first_line']))}"]
