@@ -41,6 +41,8 @@ _VOLATILE_HEAD = re.compile(  # on the line's bytes: a repeated line is never de
     rb"(\d{1,6}: )?(?:\[ *\d+\.\d+\] *|\[?\d{4}-\d\d-\d\d[T ][\d:.,]{8,18}(?:Z|[+-]\d\d:?\d\d)?\]? *"
     rb"|[A-Z][a-z]{2} [ \d]\d [\d:.]{8,18} *|\d\d:\d\d:\d\d[\d.,]{0,10} *)*+")
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+if XID_TEXTS != ("Xid", "XID ", "xid ", "XID_ERRORS", "xid_errors"):  # Matcher._match_segment writes them out
+    raise ImportError("parse.XID_TEXTS changed: update Matcher._match_segment")
 MEMO_LINES = 8192  # distinct line bodies remembered; the memory is cleared when full
 MEMO_MAX_BYTES = 2048  # longer lines are matched afresh
 BATCH_MIN_LINES = 256  # a chunk of fewer lines is not worth reading as its distinct lines
@@ -388,7 +390,8 @@ class Matcher:
         return list(by_entry.values())
 
     def _match_segment(self, text: str, wanted: frozenset[int] | None = None) -> Iterator[tuple[str, str | None, dict]]:
-        if any(marker in text for marker in XID_TEXTS):
+        # any of XID_TEXTS (written out: a chain of `in` costs half a generator over them)
+        if "Xid" in text or "XID " in text or "xid " in text or "XID_ERRORS" in text or "xid_errors" in text:
             if "SXid" in text:
                 event = parse_sxid(text)
                 if event:
@@ -413,6 +416,8 @@ class Matcher:
                     if event.nvlink:
                         fields["nvlink"] = event.nvlink
                     yield self.xid_entries.get(event.code, f"xid-{event.code}"), None, fields
+        if not wanted and wanted is not None:
+            return
         lowered = text.lower() if self.any_folded else text
         told: dict | None = None  # what the line tells, the same for every signature that matches it
         if wanted is None:
@@ -423,8 +428,7 @@ class Matcher:
             wanted = frozenset(found)
         for i in sorted(wanted):
             entry, sig_id, rx, literals, folded = self.signatures[i]
-            haystack = lowered if folded else text
-            if not any(lit in haystack for lit in literals):
+            if not any(map((lowered if folded else text).__contains__, literals)):
                 continue  # the line has the anchor but not this signature's own literal
             if rx.search(text):
                 if told is None:
