@@ -19,7 +19,13 @@ from generator.site import render
 from conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "validate"
-needs_fork = pytest.mark.skipif(not forked.usable(), reason="no fork here (or another thread runs)")
+needs_fork = pytest.mark.skipif(not forked.capable(), reason="no fork here (or another thread runs)")
+
+
+@pytest.fixture(autouse=True)
+def _an_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forked paths are taken even when the test machine is busy."""
+    monkeypatch.setattr(forked, "core_free", lambda: True)
 
 
 @needs_fork
@@ -77,10 +83,12 @@ def test_a_result_that_cannot_be_pickled_is_made_here() -> None:
         assert child.result(0)() == "made here"
 
 
+@needs_fork
 def test_not_usable_when_switched_off_or_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KB_JOBS", "1")
     assert not forked.usable()
     monkeypatch.delenv("KB_JOBS")
+    assert forked.capable()
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
@@ -89,6 +97,24 @@ def test_not_usable_when_switched_off_or_another_thread_runs(monkeypatch: pytest
     finally:
         stop.set()
         thread.join()
+
+
+def test_no_fork_while_every_core_is_busy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.undo()  # the real core_free
+    loadavg = tmp_path / "loadavg"
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):  # noqa: ANN001, ANN202
+        return real_open(loadavg if path == "/proc/loadavg" else path, *args, **kwargs)
+
+    monkeypatch.setattr(forked, "open", fake_open, raising=False)
+    monkeypatch.setattr(forked, "_cpus", lambda: 2)
+    loadavg.write_text("1.00 1.00 1.00 1/300 4242\n")
+    assert forked.core_free()
+    loadavg.write_text("2.00 1.00 1.00 2/300 4242\n")
+    assert not forked.core_free()
+    loadavg.write_text("garbled\n")
+    assert forked.core_free()
 
 
 def _golden_files() -> list:

@@ -23,25 +23,59 @@ import pickle
 import signal
 import struct
 import sys
+import tempfile
 import threading
 import warnings
 from typing import Any, Callable, Sequence
 
-_FRAME = struct.Struct("<QB")  # payload length, status
+# Each result is written to a file (in memory where the system allows) and only its place is
+# sent through the pipe: a result of megabytes sent through the pipe itself would move in 64 KiB
+# steps, each waiting for the other process to be scheduled again, slow on a busy machine.
+_FRAME = struct.Struct("<QQB")  # offset in the spill file, length, status
 _OK, _REDO = 0, 1
 
 
+def _spill_file() -> int:
+    """A file descriptor for the child's results: an anonymous memory file, else an unlinked
+    temporary file."""
+    try:
+        return os.memfd_create("kb-forked", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        handle = tempfile.TemporaryFile()
+        return os.dup(handle.fileno())  # the descriptor outlives the file object, closed with it
+
+
 def usable() -> bool:
-    """Whether forking is worth it and safe here: Linux, two CPUs or more, no other thread
-    (a lock another thread held at the fork would stay locked in the child), and not switched
-    off with ``KB_JOBS=1``."""
+    """Whether to fork now: it is safe here (``capable``) and a core is idle (``core_free``)."""
+    return capable() and core_free()
+
+
+def capable() -> bool:
+    """Whether forking is safe here: Linux, two CPUs or more, no other thread (a lock another
+    thread held at the fork would stay locked in the child), and not switched off with
+    ``KB_JOBS=1``."""
     if os.environ.get("KB_JOBS", "").strip() == "1" or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
+    return _cpus() >= 2 and threading.active_count() == 1
+
+
+def _cpus() -> int:
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return cpus >= 2 and threading.active_count() == 1
+        return os.cpu_count() or 1
+
+
+def core_free() -> bool:
+    """Whether another core is idle right now (the runnable tasks in /proc/loadavg, this one
+    included, leave one): on a machine busy with other work, a child would only take turns
+    with this process and add the cost of sending its results back."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return True
+    return running < _cpus()
 
 
 class Child:
@@ -53,26 +87,33 @@ class Child:
         self._results: dict[int, tuple[int, Any]] = {}
         self.pid = 0
         self._read: Any = None
+        self._spill = -1
         if not (usable() if fork is None else fork):
+            return
+        try:
+            spill = _spill_file()
+        except OSError:
             return
         r, w = os.pipe()
         try:
             pid = os.fork()
         except OSError:
-            os.close(r)
-            os.close(w)
+            for fd in (r, w, spill):
+                os.close(fd)
             return
         if pid == 0:  # the child: never returns
             os.close(r)
-            self._serve(w)
+            self._serve(w, spill)
         os.close(w)
         self.pid = pid
+        self._spill = spill
         self._read = os.fdopen(r, "rb")
 
-    def _serve(self, fd: int) -> None:
+    def _serve(self, fd: int, spill: int) -> None:
         status = 0
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C stops the child at once; the parent redoes nothing
+            offset = 0
             with os.fdopen(fd, "wb") as out:
                 for job in self.jobs:
                     payload, code = b"", _REDO
@@ -83,9 +124,13 @@ class Child:
                             payload, code = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), _OK
                     except BaseException:  # noqa: BLE001 - the parent runs the job again and gets the exception itself
                         payload, code = b"", _REDO
-                    out.write(_FRAME.pack(len(payload), code))
-                    out.write(payload)
+                    view = memoryview(payload)
+                    while view:
+                        written = os.pwrite(spill, view, offset + len(payload) - len(view))
+                        view = view[written:]
+                    out.write(_FRAME.pack(offset, len(payload), code))
                     out.flush()
+                    offset += len(payload)
         except BaseException:  # noqa: BLE001 - a parent gone (broken pipe): nothing to report to
             status = 1
         finally:
@@ -108,11 +153,17 @@ class Child:
             head = self._read.read(_FRAME.size)
             if len(head) < _FRAME.size:
                 raise EOFError
-            size, code = _FRAME.unpack(head)
-            payload = self._read.read(size)
-            if len(payload) < size:
-                raise EOFError
-            return code, (pickle.loads(payload) if code == _OK else None)
+            offset, size, code = _FRAME.unpack(head)
+            if code != _OK:
+                return code, None
+            chunks, got = [], 0
+            while got < size:
+                chunk = os.pread(self._spill, size - got, offset + got)
+                if not chunk:
+                    raise EOFError
+                chunks.append(chunk)
+                got += len(chunk)
+            return code, pickle.loads(chunks[0] if len(chunks) == 1 else b"".join(chunks))
         except Exception:  # noqa: BLE001 - the child died or sent nothing usable: every job left runs here
             self.close()
             return _REDO, None
@@ -122,6 +173,9 @@ class Child:
         if self._read is not None:
             self._read.close()
             self._read = None
+        if self._spill >= 0:
+            os.close(self._spill)
+            self._spill = -1
         if self.pid:
             try:
                 os.kill(self.pid, signal.SIGKILL)
