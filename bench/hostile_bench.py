@@ -5,6 +5,8 @@ Measures `kb diagnose` (default engine) on logs built to make a matcher keep thi
   own timestamp); target under 10 s and under 150 MB;
 - 200 MiB where every line matches and no two lines are alike (Xid and OOM lines with
   changing pids, addresses and ranks), so nothing can be answered from memory;
+- 200 MiB of one short line repeated ('Segmentation fault (core dumped)', a wrapper entry's: the
+  closest wording is looked for beside it), three times as many lines as the AER log;
 - 2 GiB mixed: bench/noise.py noise with one matching line in ten; memory must stay bounded;
 - 200 MiB of error-looking lines made of the corpus's own distinctive words in random order, no
   two alike: few signatures match, so the closest-wording comparison (resemble.py) gets its
@@ -99,6 +101,10 @@ def write_distinct(path: Path, size: int) -> None:
     _write_lines(path, size, _distinct_pair)
 
 
+def write_wrapper(path: Path, size: int) -> None:
+    _write_lines(path, size, lambda n: "Segmentation fault (core dumped)\nSegmentation fault (core dumped)\n")
+
+
 def write_mixed(path: Path, size: int) -> None:
     if path.exists() and path.stat().st_size >= size:
         return
@@ -159,6 +165,8 @@ def main() -> int:
     repeated, distinct, mixed = OUT / "hostile-repeated-200MiB.log", OUT / "hostile-distinct-200MiB.log", OUT / "hostile-mixed-2GiB.log"
     write_repeated(repeated, 200 * MiB)
     write_distinct(distinct, 200 * MiB)
+    wrapper = OUT / "hostile-wrapper-200MiB.log"
+    write_wrapper(wrapper, 200 * MiB)
     write_mixed(mixed, 2048 * MiB)
     subprocess.run([sys.executable, "-m", "generator", "rules"], cwd=ROOT, check=True, capture_output=True)
     unmatched = OUT / "hostile-unmatched-200MiB.log"
@@ -177,6 +185,8 @@ def main() -> int:
     rows = []
     for name, log, runs, target in (("200 MiB, every line matches (repeated AER lines)", repeated, args.runs, "under 10 s, under 150 MB"),
                                     ("200 MiB, every line matches, no two alike (Xid, OOM)", distinct, args.runs, ""),
+                                    ("200 MiB, one short line repeated ('Segmentation fault (core dumped)', a wrapper)",
+                                     wrapper, args.runs, "under 10 s, under 150 MB"),
                                     ("2 GiB mixed (noise, one Xid line in ten)", mixed, 1, "bounded memory"),
                                     ("200 MiB of error-looking lines in the corpus's words, no two alike", unmatched,
                                      args.runs, "like a plain log")):
