@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 # steps, each waiting for the other process to be scheduled again, slow on a busy machine.
 _FRAME = struct.Struct("<QQB")  # offset in the spill file, length, status
 _OK, _REDO = 0, 1
+forks = 0  # children forked by this process so far (the build's timing reports them)
 
 
 def _spill_file() -> int:
@@ -105,6 +106,8 @@ class Child:
             os.close(r)
             self._serve(w, spill)
         os.close(w)
+        global forks
+        forks += 1
         self.pid = pid
         self._spill = spill
         self._read = os.fdopen(r, "rb")

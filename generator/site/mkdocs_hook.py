@@ -19,6 +19,7 @@ from mkdocs.exceptions import Abort
 
 from generator.site import csp, page_guard, search_index
 from generator.site.build_lock import BuildLock
+from generator.corpus import forked
 from generator.corpus.checks import run_checks
 from generator.corpus.validated import corpus_from_files
 from generator.errors import CorpusError, KbError
@@ -35,9 +36,13 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
     repo_root = REPO_ROOT
     root = Path(os.environ.get("KB_ENTRIES") or repo_root / "kb" / "entries")
     clock = [time.perf_counter()]
+    forks = [forked.forks]  # children forked in each phase (one per phase that used a second core)
+    forked_in: dict[str, int] = {}
 
-    def lap() -> float:
+    def lap(phase: str) -> float:
         clock.append(time.perf_counter())
+        forks.append(forked.forks)
+        forked_in[phase] = forks[-1] - forks[-2]
         return clock[-1] - clock[-2]
 
     try:
@@ -50,9 +55,9 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
     gc.disable()
     try:
         files, problems = load_corpus_files(root, parallel=True)  # on two cores when there are
-        phases = {"load": lap()}
+        phases = {"load": lap("load")}
         problems.extend(run_checks(files, parallel=True))  # two cores when there are
-        phases["validate"] = lap()
+        phases["validate"] = lap("validate")
         if problems:
             raise CorpusError(problems, checked=len(files))
         corpus = corpus_from_files(root, files)
@@ -65,9 +70,9 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
             index_text, index_path = search_index.serialise(search_index.build(corpus))
             _state["search_index"] = (index_text, index_path)
             config.extra["kb_search_index"] = index_path  # the header's search box reads it from here
-            phases["render"] = lap()
+            phases["render"] = lap("render")
             site.write(generated)
-            phases["write"] = lap()
+            phases["write"] = lap("write")
         finally:
             site.close()
     except CorpusError as exc:
@@ -81,7 +86,7 @@ def on_pre_build(config, **kwargs) -> None:  # noqa: ANN001 - MkDocs calls hooks
     finally:
         if collecting:
             gc.enable()
-    _state["timing"] = {"seconds": clock[-1] - clock[0], "phases": phases}
+    _state["timing"] = {"seconds": clock[-1] - clock[0], "phases": phases, "forked": forked_in}
 
 
 # Dormant code paths in the theme's bundle that would fetch from a CDN or the GitHub API
