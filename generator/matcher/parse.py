@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 
@@ -73,7 +73,6 @@ class Context:
     rank: int | None = None
     host: str | None = None
     pci: str | None = None
-    fields: dict = field(default_factory=dict)
 
 
 def parse_time(line: str) -> tuple[str, float] | None:
