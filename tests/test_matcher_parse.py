@@ -260,3 +260,27 @@ def test_the_guards_before_costly_searches_never_skip_a_match() -> None:
         assert parse._CLOCK.search(line, 0, 120) or not (parse._ISO.search(line[:80]) or parse._GLOG.search(line[:120])), line
         assert "exitcode" in line or match._EXITCODE.search(line) is None, line
         assert "Signal " in line or match._SIGNAL.search(line) is None, line
+
+
+def test_the_gpu_address_is_the_one_the_word_bounded_pattern_finds() -> None:
+    """parse_gpu_address searches without the pattern's leading \\b (5x faster) and checks the
+    word boundary itself: the same address as _GPU_ADDRESS.search on every fixture and dev line
+    and on random lines made of what the pattern reads (letters, digits, underscores, non-ASCII
+    letters and digits before 'GPU')."""
+    import random
+
+    from generator.matcher import parse
+
+    root = ROOT / "tests" / "fixtures"
+    lines = [line for folder in ("logs/cases", "field/dev/cases") for path in sorted((root / folder).glob("*"))
+             for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
+    rng = random.Random(11)
+    pieces = ["GPU", "GPU ", "GPU0000:03:00.0", "00000000:10:1C.0", "3b:00.0", "0000:", "a", "_", "1", "\u00e9", "\u0663",
+              " ", ".", "-", "(", "xGPU 0000:3b:00.1", "_GPU0000:01:00.0", "\u00e9GPU 0000:3b:00.0"]
+    lines += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(30000)]
+    found = 0
+    for line in lines:
+        m = parse._GPU_ADDRESS.search(line)
+        assert parse.parse_gpu_address(line) == (m.group(1).lower() if m else None), line
+        found += m is not None
+    assert found > 1000
