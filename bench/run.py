@@ -77,7 +77,9 @@ def main() -> int:
         corpus = write_corpus(n, OUT / f"corpus-{n}")
         runs = []
         for r in range(args.runs):
+            load = os.getloadavg()[0]
             result = run_build(corpus, OUT / f"work-{n}")
+            result["load"] = load
             runs.append(result)
             print(f"{n} entries, run {r + 1}: {result['wall']:.2f} s wall, generator {result['generator']:.2f} s, "
                   f"peak {result['rss_mib']:.0f} MiB", flush=True)
@@ -125,6 +127,10 @@ def write_results(rows: list[dict], runs: int) -> None:
             f"{core:.2f} ({phases}) | {100 * core / row['wall']:.1f} % | {100 * row['gen'] / row['wall']:.1f} % "
             f"| {row['rss']:.0f} MiB |"
         )
+    loads = [r["load"] for row in rows for r in row["runs"] if "load" in r]
+    if loads:  # other work on the machine slows MkDocs and the generator alike, but not in proportion
+        lines += ["", f"Load average (1 min) before each run: {min(loads):.1f} to {max(loads):.1f} "
+                  f"on {os.cpu_count()} CPUs (other work on the machine when above ~1)."]
     lines.append("")
     for row in rows:  # the hook forks a child for a phase only when a core is idle at that moment
         used = {k: sum(1 for r in row["runs"] if r.get("forked", {}).get(k)) for k in ("load", "validate", "render")}
