@@ -92,3 +92,10 @@ def mkdocs_config() -> dict:
     Loader.add_constructor("!ENV", lambda loader, node: loader.construct_sequence(node)[-1])
     Loader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: None)
     return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506 - SafeLoader subclass
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook
+    """The build's fork tests (test_forked.py) run first: a fork is taken only in a process with
+    one thread (generator/corpus/forked.capable), and the browser tests leave their site servers'
+    threads running until the session ends."""
+    items.sort(key=lambda item: getattr(getattr(item, "module", None), "__name__", "") != "test_forked")
