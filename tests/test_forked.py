@@ -133,7 +133,7 @@ def test_parallel_checks_give_the_serial_problems_in_the_same_order(monkeypatch:
     files = _golden_files()
     serial = checks.run_checks(files)
     assert len(serial) > 20
-    monkeypatch.setattr(checks, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(forked, "PARALLEL_FROM", 1)
     for share in (0.0, 0.3, 0.6, 1.0):
         monkeypatch.setattr(checks, "PARALLEL_SHARE", share)
         assert checks.run_checks(files, parallel=True) == serial
@@ -160,7 +160,7 @@ def test_parallel_load_gives_the_serial_files_and_problems(tmp_path: Path, monke
                 target.write_bytes(path.read_bytes())
     serial_files, serial_problems = load_corpus_files(root)
     assert len(serial_problems) >= 20
-    monkeypatch.setattr(load, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(forked, "PARALLEL_FROM", 1)
     for share in (0.0, 0.5, 0.55, 1.0):
         monkeypatch.setattr(load, "PARALLEL_SHARE", share)
         files, problems = load_corpus_files(root, parallel=True)
@@ -177,7 +177,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
 @needs_fork
 def test_site_build_on_two_cores_writes_what_write_pages_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = load_corpus(ROOT / "tests" / "golden" / "validate" / "clean" / "entries")
-    monkeypatch.setattr(render.SiteBuild, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(forked, "PARALLEL_FROM", 1)
     expected = tmp_path / "serial"
     render.write_pages(render.pages(corpus, ROOT), expected)
     for kind in ("fresh", "stale"):

@@ -422,7 +422,7 @@ def run_checks(files: list[LoadedFile], parallel: bool = False) -> list[Problem]
                 found.extend(v.check(f))
         return found
 
-    if not (parallel and len(valid) >= PARALLEL_FROM and forked.usable()):
+    if not (parallel and forked.worth(len(valid))):
         problems = check(valid)
         for v in validators:
             problems.extend(v.finalize(valid))
@@ -444,7 +444,6 @@ def run_checks(files: list[LoadedFile], parallel: bool = False) -> list[Problem]
     return problems
 
 
-# the parallel check pays off from a few hundred entries (a fork and its copied pages cost ~10 ms);
-# this process takes the larger share of the files: the child also runs NoSharedSentences.finalize
-PARALLEL_FROM = 300
+# with a child (from forked.PARALLEL_FROM entries), this process takes the larger share of the
+# files: the child also runs NoSharedSentences.finalize
 PARALLEL_SHARE = 0.6

@@ -46,6 +46,17 @@ def _spill_file() -> int:
         return os.dup(handle.fileno())  # the descriptor outlives the file object, closed with it
 
 
+# a job split over two processes pays off from a few hundred files or entries (a fork and its
+# copied pages cost ~10 ms): below this, the build stays in one process
+PARALLEL_FROM = 300
+
+
+def worth(items: int) -> bool:
+    """Whether to hand part of ``items`` files or entries to a child now: enough of them, and
+    ``usable``."""
+    return items >= PARALLEL_FROM and usable()
+
+
 def usable() -> bool:
     """Whether to fork now: it is safe here (``capable``) and a core is idle (``core_free``)."""
     return capable() and core_free()

@@ -320,7 +320,7 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
     child = None
     try:
         cut = len(paths)
-        if parallel and len(paths) >= PARALLEL_FROM and forked.usable():
+        if parallel and forked.worth(len(paths)):
             cut = round(len(paths) * PARALLEL_SHARE)
             child = forked.Child([lambda: _load_files(paths[cut:])])
         files, problems = _load_files(paths[:cut])
@@ -336,9 +336,8 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
     return files, problems
 
 
-# a parallel load pays off from a few hundred files; this process takes the larger share, as the
+# with a child (from forked.PARALLEL_FROM files), this process takes the larger share, as the
 # child also pickles what it loaded (about a fifth of the cost of loading it)
-PARALLEL_FROM = 300
 PARALLEL_SHARE = 0.55
 
 

@@ -225,12 +225,10 @@ class Tally:
     def add_again(self, entry: str, line: int, place: tuple) -> bool:
         """Count one more line of a finding at a place where it was seen before, when counting is
         all ``add`` would do (its evidence is full): True. False: the line needs ``add``."""
-        f = self.findings.get(entry)
-        if f is None or len(f.hits) < MAX_EVIDENCE:
-            return False
-        seen = f.places.get(place)
-        if seen is None:
-            return False  # a new place (or one past MAX_PLACES): add() decides
+        found = self.counter(entry, place)
+        if found is None:
+            return False  # evidence not full, or a new place (or one past MAX_PLACES): add() decides
+        f, seen = found
         f.count += 1
         f.last_line = line
         seen[0] += 1

@@ -261,14 +261,12 @@ class SiteBuild:
     process renders the rest (the open data takes the longest) and writes it. The same files
     are written; stale pages are removed once every page is written."""
 
-    PARALLEL_FROM = 300  # entries: below this a fork is not worth its cost
-
     def __init__(self, corpus: Corpus, repo_root: Path, docs_dir: Path, parallel: bool = False) -> None:
         self.corpus, self.repo_root, self.docs_dir = corpus, repo_root, docs_dir
         self.env = environment()
         self.env.get_template("entry.md.j2")  # compiled once, before a fork: both processes use it
         self.child: forked.Child | None = None
-        if parallel and len(corpus.entries) >= self.PARALLEL_FROM and forked.usable():
+        if parallel and forked.worth(len(corpus.entries)):
             self.child = forked.Child([self._entry_job])
 
     def _entry_job(self) -> int:
