@@ -81,6 +81,9 @@ def test_beside_a_wrapper_alone_the_error_lines_still_get_their_closest_wording(
     caused = real_diagnoser.diagnose(io.BytesIO(b"RuntimeError: CUDA error: an illegal memory access was encountered\n" + log))
     assert caused["resembles"] == [] and caused["findings"][0]["id"] == "cuda-illegal-memory-access"
     assert [(f["role"], f["wrapper"]) for f in caused["findings"]] == [("root", False), ("collateral", True)]
+    # the JSON carries each finding's heading, the one wording the browser shows too
+    assert [f["heading"] for f in report["findings"]] == ["Failure, cause not recognised"]
+    assert [f["heading"] for f in caused["findings"]] == ["Root cause", "Collateral"]
     assert "ROOT CAUSE: CUDA error: an illegal memory access" in to_text(caused)
     assert "COLLATERAL: Segmentation fault" in to_text(caused)
 

@@ -187,11 +187,6 @@
     return `${(n / (1 << 20)).toFixed(1)} MB`;
   }
 
-  const ROLE_LABEL = { root: "Root cause", collateral: "Collateral", info: "Note" };
-  // a wrapper entry in the lead (a shell's "Segmentation fault", a build's "Error 2"): the log
-  // says that something failed, and no line of it names why (report.py's role_label)
-  const roleLabel = (f) => (f.role === "root" && f.wrapper ? "Failure, cause not recognised" : ROLE_LABEL[f.role]);
-
   let copyCount = 0;
   function commandBlock(command) {
     const id = `kb-doctor-cmd-${++copyCount}`;
@@ -282,7 +277,7 @@
       const card = el("article", { class: `kb-doctor__finding kb-doctor__finding--${f.role}` });
       const title = el(f.url ? "a" : "span", { href: f.url || null }, window.kbDom.title(f.title));
       card.append(el("h3", {},
-        el("span", { class: `kb-badge kb-role kb-role-${f.role}`, text: roleLabel(f) }), " ", title));
+        el("span", { class: `kb-badge kb-role kb-role-${f.role}`, text: f.heading }), " ", title));
       const meta = [`severity ${f.severity}`, `seen ${f.count}×`, `first on ${at(f.source, f.first_line)}`];
       const where = whereText(f.where);
       if (where) meta.push(where);

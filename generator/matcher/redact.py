@@ -128,6 +128,6 @@ class Redactor:
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         if isinstance(value, dict):
-            return {k: (v if k in ("url", "id", "entry", "finding", "schema", "category", "owner", "severity", "role")
+            return {k: (v if k in ("url", "id", "entry", "finding", "schema", "category", "owner", "severity", "role", "heading")
                         else self._walk(v)) for k, v in value.items()}
         return value

@@ -223,6 +223,7 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
             "owner": f.meta["owner"],
             "role": f.role,
             "wrapper": bool(f.meta.get("wrapper")),
+            "heading": heading(f.role, bool(f.meta.get("wrapper"))),
             "score": f.score,
             "count": f.count,
             "source": f.first.source,
@@ -394,17 +395,20 @@ def _details_text(fields: dict) -> str:
     return ", ".join(parts)
 
 
-ROLE_LABEL = {"root": "ROOT CAUSE", "collateral": "COLLATERAL", "info": "NOTE"}
+HEADINGS = {"root": "Root cause", "collateral": "Collateral", "info": "Note"}
 # a wrapper entry first (a shell's "Segmentation fault", a launcher's "a worker failed", a build's
 # "Error 2"): the log says that something failed, and no line of it names why
-WRAPPER_ROOT_LABEL = "FAILURE, CAUSE NOT RECOGNISED"
+WRAPPER_ROOT_HEADING = "Failure, cause not recognised"
+
+
+def heading(role: str, wrapper: bool) -> str:
+    """A finding's heading, the one wording every report uses (the JSON's ``heading``, which the browser shows)."""
+    return WRAPPER_ROOT_HEADING if role == "root" and wrapper else HEADINGS[role]
 
 
 def role_label(finding: dict) -> str:
-    """The heading word of a finding: its role, or for a wrapper in the lead, that no cause was recognised."""
-    if finding["role"] == "root" and finding.get("wrapper"):
-        return WRAPPER_ROOT_LABEL
-    return ROLE_LABEL[finding["role"]]
+    """The heading of a finding in capitals, as the text report prints it."""
+    return heading(finding["role"], bool(finding.get("wrapper"))).upper()
 
 
 def to_text(report: dict, name: str = "input") -> str:
@@ -527,7 +531,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
         root = failures[0]
         link = f"[{root['title']}]({root['url']})" if root["url"] else root["title"]
         where = md_text(_where_text(root["where"]))
-        out.append(f"**{role_label(root).capitalize()}:** {link} ({root['severity']})" + (f", {where}" if where else ""))
+        out.append(f"**{root['heading']}:** {link} ({root['severity']})" + (f", {where}" if where else ""))
         first = _first_text(report)
         if first:
             out.append("")
@@ -546,7 +550,7 @@ def to_markdown(report: dict, name: str = "input") -> str:
     for f in findings:
         out.append("")
         title = f"[{f['title']}]({f['url']})" if f["url"] else f["title"]
-        out.append(f"#### {role_label(f).capitalize()}: {title}")
+        out.append(f"#### {f['heading']}: {title}")
         out.append("")
         meta = [f"severity **{f['severity']}**", f"seen {f['count']}×",
                 f"first on {md_text(_at(report, f.get('source'), f['first_line']))}"]
