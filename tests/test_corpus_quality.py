@@ -83,6 +83,31 @@ def test_full_depth_xid_entries(code: int) -> None:
     assert e.signatures and all(s.examples for s in e.signatures), "real-log signatures"
 
 
+def _most_posted(n: int) -> list[str]:
+    """The ``n`` failure classes engineers post most, by how often the dev field sample's labels
+    name them (the sample is real logs from public threads; the holdout is not read)."""
+    import collections
+
+    import yaml
+
+    labels = yaml.safe_load((ROOT / "tests" / "fixtures" / "field" / "dev" / "labels.yaml").read_text(encoding="utf-8"))
+    counts = collections.Counter(str(label["expected"]) for label in labels if str(label["expected"]) in BY_ID)
+    return [entry_id for entry_id, _ in counts.most_common(n)]
+
+
+@pytest.mark.parametrize("entry_id", _most_posted(50))
+def test_the_fifty_most_posted_failures_have_full_depth(entry_id: str) -> None:
+    """Issue 12: the 50 most frequent classes deserve full depth, not a compact entry: how the
+    fault becomes the messages, how it shows across a fleet, what the reader sees and why, how to
+    confirm and fix it with commands, how to prevent it, and related entries."""
+    e = BY_ID[entry_id]
+    missing = [name for name, value in (("mechanism", e.mechanism), ("at_scale", e.at_scale), ("symptoms", e.symptoms),
+                                        ("prevent", e.prevent), ("related", e.related)) if not value]
+    assert not missing, f"{entry_id} lacks {missing}"
+    assert any(step.command for step in e.confirm), "a confirm step with a command"
+    assert any(step.command for step in e.fix), "a fix step with a command"
+
+
 def test_exemptions_are_not_stale() -> None:
     """An entry that has gained a real-log signature must leave the exemption lists."""
     stale = [f"xid-{c}" for c in NO_PUBLIC_LOG_LINE if BY_ID[f"xid-{c}"].signatures]
