@@ -64,19 +64,21 @@ def test_beside_a_wrapper_alone_the_error_lines_still_get_their_closest_wording(
     switched the closest wording off (two holdout logs lost their right lead so)."""
     from generator.cli.diagnose import named
 
-    log = (b"pycuda._driver.LogicError: cuMemGetInfo failed: invalid device context\n"  # tests/fixtures/field/dev/cases/cuda-1101.log
+    # QUDA's own wording of CUDA's invalid resource handle, which no signature reads
+    # (tests/fixtures/field/dev/cases/cuda-3408.log, github.com/lattice/quda/pull/125)
+    log = (b"ERROR: (CUDA) invalid resource handle (cuda_color_spinor_field.cu:53 in cudaColorSpinorField())\n"
            b"Segmentation fault (core dumped)\n")
     report = real_diagnoser.diagnose(io.BytesIO(log))
     assert [(f["id"], f["role"], f["wrapper"]) for f in report["findings"]] == [("host-process-segfault", "root", True)]
-    assert [r["id"] for r in report["resembles"]][:1] == ["cuda-no-current-context"]
-    assert named(report)[0][0] == "cuda-no-current-context" and named(report)[0][-1] == "host-process-segfault"
+    assert [r["id"] for r in report["resembles"]][:1] == ["cuda-invalid-resource-handle"]
+    assert named(report)[0][0] == "cuda-invalid-resource-handle" and named(report)[0][-1] == "host-process-segfault"
     text = to_text(report)
     # the wrapper leads the findings, and is not called a root cause: it names none
-    assert text.index("RESEMBLES: invalid device context") < text.index("FAILURE, CAUSE NOT RECOGNISED: Segmentation fault")
+    assert text.index("RESEMBLES: CUDA error: invalid resource handle") < text.index("FAILURE, CAUSE NOT RECOGNISED: Segmentation fault")
     assert "ROOT CAUSE" not in text
     assert "**Failure, cause not recognised:** [Segmentation fault" in to_markdown(report)
     assert "The failures found only say that a process stopped" in text
-    assert "invalid device context" in to_markdown(report)
+    assert "invalid resource handle (cuda_color_spinor_field.cu:53" in to_markdown(report)
     # with a cause found, no lead is looked for
     caused = real_diagnoser.diagnose(io.BytesIO(b"RuntimeError: CUDA error: an illegal memory access was encountered\n" + log))
     assert caused["resembles"] == [] and caused["findings"][0]["id"] == "cuda-illegal-memory-access"
