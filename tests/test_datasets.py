@@ -77,8 +77,13 @@ def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
     rules = json.loads(FILES["rules.json"])
     shared = [a for a in rules["anchors"] if len(a["signatures"]) > 1 and not a.get("builtin")]
     assert shared, "the corpus has signatures that can share a distinctive anchor"
-    weak = [a["text"] for a in shared if rarity(a["text"]) < STRONG_ANCHOR]
-    assert not weak, f"weak anchors shared by several signatures: {weak}"
+    sigs = rules["signatures"]
+    weak = [f"{a['text']!r} ({', '.join(sigs[i]['entry'] + ':' + sigs[i]['id'] for i in a['signatures'])})"
+            for a in shared if rarity(a["text"]) < STRONG_ANCHOR]
+    assert not weak, ("weak anchors shared by several signatures: " + "; ".join(weak) + ". Each of these patterns "
+                      "has no rarer required text than the shared word: give one of them a required literal of its "
+                      "own (the product's message words, a file name, an error code), or split an alternation so "
+                      "that each branch has one")
 
 
 def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
