@@ -163,3 +163,36 @@ def test_shared_sentences_are_found_as_one_run_at_a_time_finds_them(tmp_path: Pa
     expected = _shared_sentences_one_run_at_a_time(files)
     assert len({p.message.split("entry '")[1] for p in expected}) > 3, "several owners are repeated"
     assert list(NoSharedSentences().finalize(files)) == expected
+
+
+def _with_signatures(block: str) -> str:
+    """The clean entry with its signatures replaced by ``block``."""
+    text = BASE.read_text()
+    start, end = text.index("signatures:\n"), text.index("references:")
+    return text[:start] + "signatures:\n" + block + text[end:]
+
+
+def test_two_signatures_anchored_on_the_same_plain_word_are_refused(tmp_path: Path) -> None:
+    """Session 28: two nouveau signatures whose patterns held nothing rarer than 'nouveau ' (an
+    alternation after it) were both anchored on that word, so every nouveau line was a candidate
+    for both; only tests/test_datasets.py caught it, after the commit. KB028 names the place."""
+    shared = """  - id: faults
+    pattern: 'nouveau [0-9a-f:.]{5,24}: (?:gsp: mmu fault queued|channel [0-9]+ killed!)'
+    examples:
+      - line: "nouveau 0000:01:00.0: gsp: mmu fault queued"
+        source: https://example.org/issues/1
+  - id: resets
+    pattern: 'nouveau [0-9a-f:.]{5,24}: (?:fifo: fault [0-9]+|engine reset failed)'
+    examples:
+      - line: "nouveau 0000:01:00.0: engine reset failed"
+        source: https://example.org/issues/2
+"""
+    found = _check(tmp_path, _with_signatures(shared))
+    assert [(p.code, p.line, p.col) for p in found] == [("KB028", 17, 14)]
+    shown = found[0].format()
+    assert "signature 'resets'" in shown and "'nouveau'" in shown and "signature 'faults' of demo-failure" in shown
+    assert "a required literal of its own" in shown
+    # each alternative with its own rare text after the word: no shared anchor, no problem
+    split = shared.replace("(?:gsp: mmu fault queued|channel [0-9]+ killed!)", "gsp: mmu fault queued").replace(
+        "(?:fifo: fault [0-9]+|engine reset failed)", "engine reset failed")
+    assert _check(tmp_path, _with_signatures(split)) == []

@@ -258,6 +258,47 @@ class SignaturesSpecific(Validator):
         return healthy.share((literal,), ignore_case) <= cls.MAX_SHARE
 
 
+class SignatureAnchorsRare(Validator):
+    """No two signatures share a plain word as the one text the matcher's prefilter finds them by.
+
+    The rules export anchors every signature on a literal its matches must contain
+    (``exports.rules.cover_anchors``): a rare one may serve several signatures, but when two
+    patterns hold nothing rarer than the same plain word ('EDAC', 'nouveau') that word becomes
+    their shared anchor, and every log line holding it is a candidate for both. Reported at the
+    second signature's pattern (the first one is named). A word of everyday log text ('error')
+    is left to KB027, which refuses the pattern itself."""
+
+    id = "KB028"
+    description = "No two signatures share a plain word as their only prefilter anchor (KB028)."
+
+    def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
+        from generator.exports.rules import STRONG_ANCHOR, anchor_input, cover_anchors  # noqa: PLC0415 - exports build on the corpus
+
+        where: list[tuple[LoadedFile, int, str]] = []
+        inputs: list[dict] = []
+        for f in files:
+            for i, sig in enumerate(_entry(f).signatures):
+                try:
+                    item = anchor_input(sig.pattern)
+                except (re.error, RecursionError, OverflowError, MemoryError):
+                    continue  # reported as KB020 or KB025
+                if item["literals"]:
+                    where.append((f, i, sig.id))
+                    inputs.append(item)
+        for anchor in cover_anchors(inputs):
+            held = anchor["signatures"]
+            if anchor.get("builtin") or len(held) < 2 or literals.rarity(anchor["text"]) >= STRONG_ANCHOR:
+                continue
+            if everyday_words(anchor["text"]) is not None:
+                continue  # everyday log words ('error', 'NCCL INFO'): KB027 refuses such patterns already
+            first_file, _, first_id = where[held[0]]
+            for k in held[1:]:
+                f, i, sig_id = where[k]
+                yield f.problem(self.id, f"signature '{sig_id}': its only prefilter anchor is {anchor['text']!r}, a plain word "
+                                f"that signature '{first_id}' of {_entry(first_file).id} is anchored on too: every log line "
+                                "holding it becomes a candidate for both", "signatures", i, "pattern")
+
+
 class SafeMarkup(Validator):
     """Every string of the entry, walked once: raw HTML (KB040) and template placeholders (KB060)."""
 
@@ -399,6 +440,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     SignaturesWork,
     SignaturesLinear,
     SignaturesSpecific,
+    SignatureAnchorsRare,
     SafeMarkup,
     NoSharedSentences,
 )

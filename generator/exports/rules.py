@@ -62,16 +62,11 @@ def compile_rules(corpus: Corpus) -> dict:
         if e.xid:
             xid_entries[str(e.xid.code)] = e.id
         for sig in e.signatures:
-            literals, ignore_case = prefilter_literals(sig.pattern)
-            runs, _ = required_runs(sig.pattern)
             signatures.append({
                 "entry": e.id,
                 "id": sig.id,
                 "pattern": behind_line_heads(sig.pattern),  # an anchored one also reads behind a line's head
-                "literals": literals,
-                "ignore_case": ignore_case,
-                # one required literal: any word of it may serve as the anchor; several: all of them
-                "tokens": _tokens(runs) if len(literals) == 1 else [],
+                **anchor_input(sig.pattern),
             })
     # NVSwitch SXid lines are recognised by the matcher's parser and routed by severity
     sxid_entries = {kind: eid for kind, eid in (("fatal", "nvswitch-sxid-fatal"), ("nonfatal", "nvswitch-sxid-nonfatal"))
@@ -131,6 +126,22 @@ def _to_cover(signatures: list[dict], ignore_case: bool) -> list[int]:
     sensitive) none holding a builtin anchor ('Xid', ...): those are found through it already."""
     return [i for i, s in enumerate(signatures) if s["ignore_case"] == ignore_case and len(s["literals"]) == 1
             and not (not ignore_case and any(b in s["literals"][0] for b in BUILTIN_ANCHORS))]
+
+
+def anchor_input(pattern: str) -> dict:
+    """What the anchor cover needs of one pattern: its prefilter literals, their case mode, and
+    (one required literal) the words of it that may serve as its anchor; several literals are
+    anchored on each of them."""
+    literals, ignore_case = prefilter_literals(pattern)
+    runs, _ = required_runs(pattern)
+    return {"literals": literals, "ignore_case": ignore_case, "tokens": _tokens(runs) if len(literals) == 1 else []}
+
+
+def cover_anchors(signatures: list[dict]) -> list[dict]:
+    """The anchors the rules export lists for ``signatures`` (each holding ``anchor_input``'s
+    keys); the validator's KB028 reads them too, so a weak word shared by several signatures is
+    refused where the contributor wrote it."""
+    return _cover(signatures)
 
 
 def _cover(signatures: list[dict]) -> list[dict]:
