@@ -71,7 +71,7 @@ def test_rules_json_is_valid_and_covers_every_signature() -> None:
 
 def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
     """A plain word shared by two signatures ('work') would make every ordinary line a candidate."""
-    from generator.exports.rules import STRONG_ANCHOR  # noqa: PLC0415
+    from generator.corpus.anchors import STRONG_ANCHOR  # noqa: PLC0415
     from generator.corpus.literals import rarity  # noqa: PLC0415
 
     rules = json.loads(FILES["rules.json"])
@@ -87,10 +87,10 @@ def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
 
 
 def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
-    """rules._cover as it was first written: every round recounts every pending signature's
+    """anchors._cover as it was first written: every round recounts every pending signature's
     tokens and scores them all (quadratic; the reference the heap version must equal)."""
     from generator.corpus.literals import COMMON_WORDS, rarity  # noqa: PLC0415
-    from generator.exports.rules import STRONG_ANCHOR, _fixed_anchors, _to_cover  # noqa: PLC0415
+    from generator.corpus.anchors import STRONG_ANCHOR, _fixed_anchors, _to_cover  # noqa: PLC0415
 
     anchors = _fixed_anchors(signatures)  # the same start; only the greedy loop differs
     for ignore_case in (False, True):
@@ -115,7 +115,7 @@ def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
 
 def _signatures_for_cover(corpus) -> list[dict]:  # noqa: ANN001
     from generator.corpus.literals import prefilter_literals, required_runs  # noqa: PLC0415
-    from generator.exports.rules import _tokens  # noqa: PLC0415
+    from generator.corpus.anchors import _tokens  # noqa: PLC0415
 
     out = []
     for e in corpus.entries:
@@ -128,11 +128,11 @@ def _signatures_for_cover(corpus) -> list[dict]:  # noqa: ANN001
 
 
 def test_anchor_cover_picks_what_recounting_every_round_picks() -> None:
-    """rules._cover keeps counts in a heap instead of recounting each round: same anchors, same
+    """anchors._cover keeps counts in a heap instead of recounting each round: same anchors, same
     order, on the real corpus and on random token sets full of ties, shared and weak tokens."""
     import random  # noqa: PLC0415
 
-    from generator.exports.rules import _cover  # noqa: PLC0415
+    from generator.corpus.anchors import _cover  # noqa: PLC0415
 
     real = _signatures_for_cover(CORPUS)
     assert _cover([dict(s) for s in real]) == _cover_by_recounting(real)

@@ -14,6 +14,7 @@ from typing import Iterable, Iterator
 from generator.errors import Problem
 from generator.matcher import backtracking
 from generator.corpus import forked, healthy, literals
+from generator.corpus.anchors import STRONG_ANCHOR, anchor_input, cover_anchors
 from generator.corpus.literals import MIN_LITERAL, compile_pattern, everyday_words, long_enough, names_its_own, parse, prefilter_literals
 from generator.matcher.native.bytepattern import Unsupported, to_bytes
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
@@ -262,7 +263,7 @@ class SignatureAnchorsRare(Validator):
     """No two signatures share a plain word as the one text the matcher's prefilter finds them by.
 
     The rules export anchors every signature on a literal its matches must contain
-    (``exports.rules.cover_anchors``): a rare one may serve several signatures, but when two
+    (``anchors.cover_anchors``): a rare one may serve several signatures, but when two
     patterns hold nothing rarer than the same plain word ('EDAC', 'nouveau') that word becomes
     their shared anchor, and every log line holding it is a candidate for both. Reported at the
     second signature's pattern (the first one is named). A word of everyday log text ('error')
@@ -272,8 +273,6 @@ class SignatureAnchorsRare(Validator):
     description = "No two signatures share a plain word as their only prefilter anchor (KB028)."
 
     def finalize(self, files: list[LoadedFile]) -> Iterable[Problem]:
-        from generator.exports.rules import STRONG_ANCHOR, anchor_input, cover_anchors  # noqa: PLC0415 - exports build on the corpus
-
         where: list[tuple[LoadedFile, int, str]] = []
         inputs: list[dict] = []
         for f in files:
