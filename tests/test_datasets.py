@@ -87,7 +87,7 @@ def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
 
 
 def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
-    """anchors._cover as it was first written: every round recounts every pending signature's
+    """anchors.cover_anchors as it was first written: every round recounts every pending signature's
     tokens and scores them all (quadratic; the reference the heap version must equal)."""
     from generator.corpus.literals import COMMON_WORDS, rarity  # noqa: PLC0415
     from generator.corpus.anchors import STRONG_ANCHOR, _fixed_anchors, _to_cover  # noqa: PLC0415
@@ -114,28 +114,20 @@ def _cover_by_recounting(signatures: list[dict]) -> list[dict]:
 
 
 def _signatures_for_cover(corpus) -> list[dict]:  # noqa: ANN001
-    from generator.corpus.literals import prefilter_literals, required_runs  # noqa: PLC0415
-    from generator.corpus.anchors import _tokens  # noqa: PLC0415
+    from generator.corpus.anchors import anchor_input  # noqa: PLC0415
 
-    out = []
-    for e in corpus.entries:
-        for sig in e.signatures:
-            literals, ignore_case = prefilter_literals(sig.pattern)
-            runs, _ = required_runs(sig.pattern)
-            out.append({"literals": literals, "ignore_case": ignore_case,
-                        "tokens": _tokens(runs) if len(literals) == 1 else []})
-    return out
+    return [anchor_input(sig.pattern) for e in corpus.entries for sig in e.signatures]
 
 
 def test_anchor_cover_picks_what_recounting_every_round_picks() -> None:
-    """anchors._cover keeps counts in a heap instead of recounting each round: same anchors, same
+    """anchors.cover_anchors keeps counts in a heap instead of recounting each round: same anchors, same
     order, on the real corpus and on random token sets full of ties, shared and weak tokens."""
     import random  # noqa: PLC0415
 
-    from generator.corpus.anchors import _cover  # noqa: PLC0415
+    from generator.corpus.anchors import cover_anchors  # noqa: PLC0415
 
     real = _signatures_for_cover(CORPUS)
-    assert _cover([dict(s) for s in real]) == _cover_by_recounting(real)
+    assert cover_anchors([dict(s) for s in real]) == _cover_by_recounting(real)
     words = ["error", "failed", "NCCL", "rank", "work", "code", "Xid", "cudaMalloc", "posix_fallocate", "segfault",
              "NCCL WARN ", "Killed process ", "illegal memory access", "out of memory", "ECC", "watchdog", "timeout"]
     rng = random.Random(5)
@@ -147,7 +139,7 @@ def test_anchor_cover_picks_what_recounting_every_round_picks() -> None:
             literals = [literal] if rng.random() < 0.9 else [literal, rng.choice(words)]
             sigs.append({"literals": literals, "ignore_case": rng.random() < 0.3,
                          "tokens": tokens if len(literals) == 1 else []})
-        assert _cover([dict(s) for s in sigs]) == _cover_by_recounting(sigs)
+        assert cover_anchors([dict(s) for s in sigs]) == _cover_by_recounting(sigs)
 
 
 @pytest.mark.slow

@@ -63,14 +63,9 @@ def anchor_input(pattern: str) -> dict:
 
 
 def cover_anchors(signatures: list[dict]) -> list[dict]:
-    """The anchors the rules export lists for ``signatures`` (each holding ``anchor_input``'s
-    keys); the validator's KB028 reads them too, so a weak word shared by several signatures is
-    refused where the contributor wrote it."""
-    return _cover(signatures)
-
-
-def _cover(signatures: list[dict]) -> list[dict]:
-    """A small set of anchors such that every signature contains at least one of them.
+    """A small set of anchors such that every signature (each holding ``anchor_input``'s keys)
+    contains at least one of them: what the rules export lists, and what the validator's KB028
+    reads, so a weak word shared by several signatures is refused where the contributor wrote it.
 
     Greedy set cover: repeatedly take the rare-enough token that covers the most signatures
     not yet covered, preferring rarer tokens on ties (then the first token in sorted order); a

@@ -407,8 +407,8 @@ def heading(role: str, wrapper: bool) -> str:
 
 
 def role_label(finding: dict) -> str:
-    """The heading of a finding in capitals, as the text report prints it."""
-    return heading(finding["role"], bool(finding.get("wrapper"))).upper()
+    """The heading of a finding (``build`` sets it) in capitals, as the text report prints it."""
+    return finding["heading"].upper()
 
 
 def to_text(report: dict, name: str = "input") -> str:
