@@ -71,15 +71,14 @@ def test_rules_json_is_valid_and_covers_every_signature() -> None:
 
 def test_signatures_share_an_anchor_only_when_it_stays_rare() -> None:
     """A plain word shared by two signatures ('work') would make every ordinary line a candidate."""
-    from generator.corpus.anchors import STRONG_ANCHOR  # noqa: PLC0415
-    from generator.corpus.literals import rarity  # noqa: PLC0415
+    from generator.corpus.anchors import weak_shared  # noqa: PLC0415
 
     rules = json.loads(FILES["rules.json"])
     shared = [a for a in rules["anchors"] if len(a["signatures"]) > 1 and not a.get("builtin")]
     assert shared, "the corpus has signatures that can share a distinctive anchor"
     sigs = rules["signatures"]
     weak = [f"{a['text']!r} ({', '.join(sigs[i]['entry'] + ':' + sigs[i]['id'] for i in a['signatures'])})"
-            for a in shared if rarity(a["text"]) < STRONG_ANCHOR]
+            for a in weak_shared(shared)]
     assert not weak, ("weak anchors shared by several signatures: " + "; ".join(weak) + ". Each of these patterns "
                       "has no rarer required text than the shared word: give one of them a required literal of its "
                       "own (the product's message words, a file name, an error code), or split an alternation so "

@@ -114,6 +114,14 @@ def cover_anchors(signatures: list[dict]) -> list[dict]:
     return anchors
 
 
+def weak_shared(anchors: list[dict]) -> list[dict]:
+    """The anchors of a cover that several signatures share although the anchor is a plain word
+    (``rarity`` under STRONG_ANCHOR): every log line holding it is a candidate for each of them.
+    The builtin anchors are left out (the matcher's parsers need them whatever the signatures)."""
+    return [a for a in anchors
+            if not a.get("builtin") and len(a["signatures"]) > 1 and rarity(a["text"]) < STRONG_ANCHOR]
+
+
 def _rank(token: str) -> tuple[int, int, float]:
     """The parts of an anchor's rank that do not depend on what it covers (smaller is better).
 

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 from generator.errors import Problem
 from generator.matcher import backtracking
 from generator.corpus import forked, healthy, literals
-from generator.corpus.anchors import STRONG_ANCHOR, anchor_input, cover_anchors
+from generator.corpus.anchors import anchor_input, cover_anchors, weak_shared
 from generator.corpus.literals import MIN_LITERAL, compile_pattern, everyday_words, long_enough, names_its_own, parse, prefilter_literals
 from generator.matcher.native.bytepattern import Unsupported, to_bytes
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
@@ -284,10 +284,8 @@ class SignatureAnchorsRare(Validator):
                 if item["literals"]:
                     where.append((f, i, sig.id))
                     inputs.append(item)
-        for anchor in cover_anchors(inputs):
+        for anchor in weak_shared(cover_anchors(inputs)):
             held = anchor["signatures"]
-            if anchor.get("builtin") or len(held) < 2 or literals.rarity(anchor["text"]) >= STRONG_ANCHOR:
-                continue
             if everyday_words(anchor["text"]) is not None:
                 continue  # everyday log words ('error', 'NCCL INFO'): KB027 refuses such patterns already
             first_file, _, first_id = where[held[0]]
