@@ -178,13 +178,53 @@ def test_a_crash_line_finds_its_entry_and_gives_way_to_the_failure_it_follows(si
 
 def test_the_search_page_takes_the_query_from_the_address(site) -> None:
     server, page, errors = site
-    page.goto(server.url + "/search/?q=" + "Xid%2079")
+    page.goto(server.url + "/search/#q=" + "Xid%2079")
     page.wait_for_selector(".kb-search-page__results .kb-search__item")
     first = page.locator(".kb-search-page__results .kb-search__link").first
     assert first.get_attribute("data-id") == "xid-79"
     page.fill(".kb-search-page__input", "ncclRemoteError")
-    page.wait_for_function("() => location.search.includes('ncclRemoteError')")
+    page.wait_for_function("() => location.hash.includes('ncclRemoteError')")
+    assert page.evaluate("location.search") == ""  # the query lives in the fragment only
     assert page.locator(".kb-search-page__results .kb-search__link").first.get_attribute("data-id") == "nccl-remote-error"
+    # a link made before, with ?q=: read, then moved to the fragment
+    page.goto(server.url + "/search/?q=" + "Xid%2079")
+    page.wait_for_selector(".kb-search-page__results .kb-search__item")
+    assert page.locator(".kb-search-page__results .kb-search__link").first.get_attribute("data-id") == "xid-79"
+    assert page.evaluate("[location.search, decodeURIComponent(location.hash)]") == ["", "#q=Xid+79"]
+    assert not errors
+
+
+def test_no_request_carries_what_was_pasted_into_the_search(site) -> None:
+    """A pasted line holds host names, users, job ids: neither the header box's Enter (no result),
+    nor typing on the search page, nor following a result may send it to the server, in a URL or
+    in a Referer header."""
+    server, page, errors = site
+    secret = "qqzzxvk SECRETTOKEN9f8e7d"  # shares no word with any entry: Enter goes to the search page
+    sent: list[str] = []
+
+    def record(request) -> None:
+        sent.append(request.url + " " + " ".join(f"{k}={v}" for k, v in request.headers.items()))
+
+    page.on("request", record)
+    try:
+        page.goto(server.url + "/entries/xid-79/")
+        page.fill("#kb-search-q", secret)
+        page.wait_for_function("() => document.querySelector('.kb-search__status').textContent.includes('Nothing')")
+        page.press("#kb-search-q", "Enter")
+        page.wait_for_url("**/search/#q=*")
+        page.wait_for_selector(".kb-search-page__status")
+        assert page.input_value(".kb-search-page__input") == secret
+        page.fill(".kb-search-page__input", "Xid 79 " + secret)
+        page.wait_for_function("() => location.hash.includes('SECRETTOKEN')")
+        link = page.locator(".kb-search-page__results .kb-search__link").first
+        link.wait_for()
+        link.click()
+        page.wait_for_load_state("load")
+        assert page.evaluate("document.referrer") == ""
+    finally:
+        page.remove_listener("request", record)
+    assert sent, "the walk made requests"
+    assert not [r for r in sent if "SECRETTOKEN" in r or "qqzzxvk" in r], [r for r in sent if "SECRETTOKEN" in r][:3]
     assert not errors
 
 

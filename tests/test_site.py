@@ -141,8 +141,10 @@ def test_every_page_carries_a_policy_without_inline_script_and_holds_none(built_
         assert "script-src 'self' 'wasm-unsafe-eval';" in meta and "sha256" not in meta and "unsafe-inline" not in meta
         assert re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", html) == [], page
         assert problems(html) == [], page
+        assert '<meta name="referrer" content="no-referrer">' in html, page  # no request names its page
     headers = (built_site / "_headers").read_text(encoding="utf-8")
     assert f"Content-Security-Policy: {POLICY}; frame-ancestors 'self'" in headers and "sha256" not in headers
+    assert "Referrer-Policy: no-referrer" in headers
 
 
 def test_search_index_is_small_and_holds_what_the_ranking_reads(built_site: Path) -> None:

@@ -306,16 +306,23 @@
       }
     }
 
-    input.addEventListener("input", run);
+    input.addEventListener("input", settled(run));
     input.addEventListener("keydown", (event) => {
       if (event.key === "ArrowDown" && hits.length) { event.preventDefault(); select((active + 1) % hits.length); }
       else if (event.key === "ArrowUp" && hits.length) { event.preventDefault(); select((active - 1 + hits.length) % hits.length); }
       else if (event.key === "Escape") { event.preventDefault(); show(false); root.classList.remove("kb-search--open"); input.blur(); }
     });
     form.addEventListener("submit", (event) => {
+      event.preventDefault();
       const item = list.querySelectorAll(".kb-search__item")[active];
-      if (item) { event.preventDefault(); location.href = item.dataset.href; }
-      // with no result the form goes to the search page, which says so and offers the doctor
+      if (item) { location.href = item.dataset.href; return; }
+      // with no result, the search page (which says so and offers the doctor), the query in the
+      // address's fragment: a fragment is never sent to the server (a GET submit would put the
+      // pasted line, host names and all, in the query string and the host's access log)
+      const url = new URL(form.action, location.href);
+      url.search = "";
+      url.hash = new URLSearchParams({ q: input.value }).toString();
+      location.href = url.href;
     });
     list.addEventListener("click", (event) => {
       const item = event.target.closest(".kb-search__item");
@@ -352,7 +359,33 @@
     });
   }
 
-  // the search page (/search/?q=...): the same ranking, more results, shareable
+  // A long paste costs a search per keystroke (about 0.2 s for a 10,000-character line): a query
+  // longer than SETTLE_CHARS is searched once typing pauses for SETTLE_MS; shorter ones at once.
+  const SETTLE_CHARS = 1000, SETTLE_MS = 150;
+  function settled(run) {
+    let timer = 0;
+    return (event) => {
+      clearTimeout(timer);
+      if ((event.target.value || "").length <= SETTLE_CHARS) run();
+      else timer = setTimeout(run, SETTLE_MS);
+    };
+  }
+
+  // The query a search page's address holds: in the fragment (/search/#q=...), which the browser
+  // never sends to the server; ?q= is still read for links made before.
+  function addressQuery() {
+    const fragment = new URLSearchParams(location.hash.slice(1)).get("q");
+    return fragment !== null ? fragment : new URLSearchParams(location.search).get("q");
+  }
+
+  function keepQuery(query) {
+    const url = new URL(location.href);
+    url.search = "";
+    url.hash = new URLSearchParams({ q: query }).toString();
+    history.replaceState(null, "", url);
+  }
+
+  // the search page (/search/#q=...): the same ranking, more results, shareable
   function mountPage(root, index_url, base) {
     const input = root.querySelector("input");
     const list = root.querySelector("ol");
@@ -361,7 +394,10 @@
     const fromPath = root.dataset.fromPath === "true";
     const segment = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
     const guess = fromPath && segment !== "404.html" ? segment.replace(/\.[a-z]+$/, "").replace(/[-_]+/g, " ") : "";
-    input.value = new URLSearchParams(location.search).get("q") || guess;
+    input.value = addressQuery() || guess;
+    // an old ?q= link: the query moves to the fragment, so that later requests from this page
+    // (the index, a result) cannot carry it in their Referer even where a host sets no policy
+    if (!fromPath && new URLSearchParams(location.search).has("q")) keepQuery(input.value);
     async function run() {
       const query = input.value;
       if (!query.trim()) { list.replaceChildren(); status.textContent = "Type or paste an error message."; return; }
@@ -374,13 +410,11 @@
       else if (hits.length) status.textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for the text above, best first.`;
       else status.append("Nothing matches. For a whole log, try the ", el("a", { href: base + "diagnose/", text: "log doctor" }), ".");
     }
-    input.addEventListener("input", () => {
-      if (!fromPath) {  // the search page keeps the query in its address; a 404 address stays as it was
-        const url = new URL(location.href);
-        url.searchParams.set("q", input.value);
-        history.replaceState(null, "", url);
-      }
-      run();
+    const search = settled(run);
+    input.addEventListener("input", (event) => {
+      // the search page keeps the query in its address's fragment; a 404 address stays as it was
+      if (!fromPath) keepQuery(input.value);
+      search(event);
     });
     run();
   }
