@@ -3,7 +3,9 @@
 Writes the "Field sample" section of bench/results.md: top-1, top-3 and false positives on
 healthy logs, per part and per family, then per collection wave and on the cases whose thread
 the corpus does not cite, and split by what the labels say: a class the atlas had when the
-case was collected or not (``new``), an excerpt whole or cut (the collector's note). A thread
+case was collected or not (``new``), an excerpt whole or cut (the collector's note), and by the
+scope rule (tests/fixtures/field/SCOPE.md: the thread's project is the brief's reader's or an
+end-user application's, per scope.tsv). A thread
 cited by an entry (as a reference or an example's source) may have shaped what was written,
 even by someone who never read the case: the uncited figure is the one no such overlap can
 flatter. Only the scores are printed for the holdout,
@@ -40,6 +42,12 @@ def _cut(label: dict) -> bool:
     return bool(_CUT_NOTE.search(str(label.get("note") or "")))
 
 
+def read_scope(path: Path) -> dict[str, str]:
+    """scope.tsv: per source URL, 'in' or 'out' of the brief's reader's scope (SCOPE.md)."""
+    rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#"))
+    return {row[0]: row[1] for row in rows}
+
+
 def _pct(a: int, b: int) -> str:
     return f"{a}/{b} ({100 * a / b:.0f} %)" if b else "-"
 
@@ -67,6 +75,8 @@ def main() -> int:
     lines += ["", "Of these, answered only by the closest wording (generator/matcher/resemble.py), counted in top-1 above:", "",
               *leads]
     cited = cited_threads(ROOT / "kb" / "entries")
+    scope = read_scope(FIELD / "scope.tsv")
+    scoped_families: list[str] = []
     lines += ["", "| part | subset | failure logs | top-1 | top-3 | healthy logs | false positives |",
               "|---|---|---|---|---|---|---|"]
     for part in ("holdout", "dev"):
@@ -77,9 +87,17 @@ def main() -> int:
         subsets.append(("thread not cited by the corpus", lambda i: _norm(i["source"]) not in cited))
         # where the gap lies, from the labels alone: a class the atlas lacked when the case was
         # collected (new: true), and an excerpt the collector noted as cut before its failure line
+        # the brief's reader (SCOPE.md, decided from the thread's project alone, scope.tsv)
+        subsets += [("in scope (SCOPE.md)", lambda i: scope.get(_norm(i["source"])) == "in"),
+                    ("out of scope (SCOPE.md)", lambda i: scope.get(_norm(i["source"])) == "out")]
         subsets += [("class known at collection, excerpt whole", lambda i: not i.get("new") and not _cut(i)),
                     ("class known at collection, excerpt cut", lambda i: not i.get("new") and _cut(i)),
                     ("class lacked at collection (new: true)", lambda i: bool(i.get("new")))]
+        inside = [r for r in results if scope.get(_norm(labels[r.case]["source"])) == "in" and r.expected != "none"]
+        scoped_families.append(f"- {part}: " + ", ".join(
+            f"{fam} {sum(r.top1 for r in inside if labels[r.case]['family'] == fam)}/"
+            f"{sum(1 for r in inside if labels[r.case]['family'] == fam)}"
+            for fam in sorted({labels[r.case]["family"] for r in inside})))
         for name, keep in subsets:
             chosen = [r for r in results if keep(labels[r.case])]
             failing = [r for r in chosen if r.expected != "none"]
@@ -87,6 +105,7 @@ def main() -> int:
             lines.append(f"| {part} | {name} | {len(failing)} | {_pct(sum(r.top1 for r in failing), len(failing))} | "
                          f"{_pct(sum(r.top3 for r in failing), len(failing))} | {len(healthy)} | "
                          f"{sum(1 for r in healthy if not r.top1)} |")
+    lines += ["", "In scope (tests/fixtures/field/SCOPE.md), top-1 per family:", "", *scoped_families]
     # the dev part again, each log with nothing the corpus took from its own thread
     # (tools/field_loto.py): a figure for unseen material whose misses may be read
     lines += ["", "Dev, each log scored with the signatures and example lines written from its own thread left out "

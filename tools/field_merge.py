@@ -11,7 +11,9 @@ Rules, applied mechanically:
   out (the atlas was written from it, so it measures nothing new); the ids left out are listed;
 - per family, cases are drawn at random (seed given) into holdout/ so that each family's
   holdout stays one third of all its failure logs, healthy logs likewise over all families;
-- ids become `<family>-<id>`, each label gets `wave: N`; SPLIT.md gains a section for the wave.
+- ids become `<family>-<id>`, each label gets `wave: N`; SPLIT.md gains a section for the wave;
+- each new thread is recorded in scope.tsv as in scope: from wave 37 on, collectors take only
+  threads that SCOPE.md puts in scope.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ def cited_threads(entries: Path) -> set[str]:
 
 def _load(part: Path) -> list[dict]:
     return yaml.safe_load((part / "labels.yaml").read_text(encoding="utf-8")) or []
+
+
+def record_scope(table: Path, sources: list[str], wave: int) -> None:
+    """Add the wave's threads that scope.tsv lacks, as in scope (their collector took them under
+    SCOPE.md's rule)."""
+    known = {line.split("\t", 1)[0] for line in table.read_text(encoding="utf-8").splitlines()}
+    fresh = [u for u in dict.fromkeys(map(_norm, sources)) if u not in known]
+    with table.open("a", encoding="utf-8") as fh:
+        fh.writelines(f"{u}\tin\tcollected under SCOPE.md (wave {wave})\n" for u in fresh)
 
 
 def main(incoming: Path, out: Path, wave: int, seed: int) -> int:
@@ -89,6 +100,7 @@ def main(incoming: Path, out: Path, wave: int, seed: int) -> int:
               + (", ".join(sorted(left_out)) or "none"), ""]
     with (out / "SPLIT.md").open("a", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
+    record_scope(out / "scope.tsv", [i["source"] for _, i in taken], wave)
     print({k: len(v) for k, v in added.items()}, "left out:", len(left_out))
     return 0
 
