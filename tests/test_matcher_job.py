@@ -329,6 +329,28 @@ def test_a_gzip_cut_short_is_read_up_to_the_cut_and_said() -> None:
     assert _unpack("two.gz", whole + gzip.compress(WATCHDOG))[1] == {"": XID79 * 2000 + WATCHDOG}
 
 
+def test_a_zip_cut_short_is_read_up_to_the_cut_and_said() -> None:
+    """Red team s29 (browser and CLI): a zip cut at 200 bytes read as 'No known failure found in
+    1 lines of 2 files', the cut unsaid and its folder entry counted as a file."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("node1/", b"")
+        z.writestr("node1/kern.log", XID79 * 400, compress_type=zipfile.ZIP_DEFLATED)
+        z.writestr("node2/", b"")
+        z.writestr("node2/train.log", WATCHDOG * 50, compress_type=zipfile.ZIP_DEFLATED)
+    whole = buf.getvalue()
+    assert _unpack("job.zip", whole, piece=97) == ("zip", {"node1/kern.log": XID79 * 400, "node2/train.log": WATCHDOG * 50})
+    for cut in (200, len(whole) // 2):
+        with pytest.raises(UnpackError, match="the zip file ends inside member node[12]/.* before its central directory"):
+            _unpack("cut.zip", whole[:cut], piece=97)
+    # cut inside the central directory, after every member: all was read, nothing to say
+    assert _unpack("cut.zip", whole[:-30])[1] == {"node1/kern.log": XID79 * 400, "node2/train.log": WATCHDOG * 50}
+    # inside a tar, the cut zip is a note and the tar's other members are still read
+    notes: list[str] = []
+    got = _unpack("job.tar", _tar({"a.zip": whole[:len(whole) // 2], "b.log": XID79}, "w"), notes=notes)[1]
+    assert got["b.log"] == XID79 and any("a.zip: the zip file ends" in n for n in notes), notes
+
+
 def test_gzip_members_that_each_inflate_past_a_piece_are_read_once() -> None:
     """Red team s25 (browser): `cat a.log.gz b.log.gz` where each member inflates to over 1 MiB
     (the bound on one piece of output) repeated every later member: zlib keeps the bytes after a

@@ -22,7 +22,8 @@ in its archives at every depth. Past either, ``UnpackError`` says where and how 
 members must be stored or deflated (what every zip tool writes); encrypted members are refused
 with a message. Damage is said, not swallowed: a gzip cut before its end mark, bytes after the
 last gzip member that are neither another member nor NUL padding, a tar member running past
-the end of the file. In the outermost layer each is an ``UnpackError`` (at close, after what
+the end of the file, a zip that ends before its central directory. A zip's folder entries are
+not files: they are neither read nor counted. In the outermost layer each is an ``UnpackError`` (at close, after what
 came before was read); inside a member of an archive it is a note, the rest of that member is
 passed over and the archive's other members are still read.
 """
@@ -485,6 +486,8 @@ class _Zip:
             if self.stored and self.descriptor:
                 raise UnpackError(f"{where}: member {name} is stored with its size after the data, which "
                                   "cannot be read front to back; unzip it first")
+            if name.endswith("/") and self.stored and csize == 0:
+                continue  # a folder: no data, and not one of the files the report counts
             self.owner._count_member()
             self.remaining = -1 if self.descriptor else csize
             self.inflater = None if self.stored else zlib.decompressobj(-zlib.MAX_WBITS)
@@ -532,6 +535,11 @@ class _Zip:
         return True
 
     def close(self) -> Iterator[Event]:
-        if self.member is not None:
+        name = self.name if self.member is not None else None
+        if self.member is not None:  # a cut zip: what was read of the last member is kept
             member, self.member = self.member, None
             yield from member.finish()
+        if not self.done:  # and said, as for a cut gzip or tar: every zip ends with its directory
+            inside = f" inside member {name}" if name else ""
+            raise UnpackError(f"{self.layer.where}: the zip file ends{inside} before its central directory (the file "
+                              "is cut short or still being written); what came before was read")
