@@ -53,6 +53,12 @@ class InputStats:
     lines: int = 0
     bytes: int = 0
     cut_lines: int = 0  # stretches without CR or LF longer than MAX_LINE_BYTES: only their ends were matched
+    binary: int = 0  # inputs with a NUL byte in their first SNIFF_BYTES: a program, an image, a core dump
+
+
+# A text log holds no NUL byte; a program, an image or a core dump has one near its start (the
+# test grep and git make before they call a file binary).
+SNIFF_BYTES = 8192
 
 
 # Characters a web page, chat client, word processor or gcc's UTF-8 locale puts in text, read as
@@ -224,6 +230,8 @@ class ChunkReader:
         out: list[Chunk] = []
         if not block:
             return out
+        if self.stats.bytes < SNIFF_BYTES and b"\0" in block[:SNIFF_BYTES - self.stats.bytes]:
+            self.stats.binary = 1
         self.stats.bytes += len(block)
         if self.tail is not None:
             rest = self._skip(block, out)

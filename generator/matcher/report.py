@@ -49,6 +49,19 @@ def _cut_note(report: dict) -> str | None:
             "last 64 KiB of each were read")
 
 
+def _input_notes(stats, files: int, explained: bool) -> list[str]:  # noqa: ANN001 - read.InputStats
+    """What the reader should know about the input itself: nothing in it (unless another note
+    says why nothing could be read, a damaged archive), or not text."""
+    if not stats.bytes:
+        return [] if explained else ["the input is empty (0 bytes): there was nothing to read"]
+    binary = getattr(stats, "binary", 0)
+    if not binary:
+        return []
+    which = "the input looks" if files == 1 else f"{binary:,} of the {files:,} files look"
+    return [f"{which} binary (a NUL byte near the start: a program, an image or a core dump, not a text log); "
+            "only what reads as text in it was matched"]
+
+
 def clock_time(hit, shift: int) -> tuple[str, float] | None:  # noqa: ANN001 - match.Hit
     """The hit's time for display: year-less times placed in the job's year when it is known."""
     t = clock(hit, shift)
@@ -293,7 +306,7 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
         "nodes": _nodes(timeline),
         "progress": progress,
         "artefacts": artefacts,
-        "notes": list(notes or []),
+        "notes": [*_input_notes(stats, len(sources) if sources else 1, bool(notes)), *(notes or [])],
         "findings": out,
         "resembles": [_resemblance(r, (entries or {}).get(r["id"], {}), site_url) for r in resembles or []],
     }

@@ -100,6 +100,15 @@ _ERRORISH = re.compile(
 _ROUTINE = re.compile(r"(?:^|[\s\[(|])(?:INFO|DEBUG|TRACE|NOTICE)(?:[\s\])|:]|$)")
 
 
+_GARBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
+
+
+def _garbled(text: str) -> bool:
+    """Whether a line is mostly not text (bytes of a program or an image that happen to spell
+    'not found'): one character in ten a control character or undecodable."""
+    return len(_GARBLE.findall(text)) * 10 > len(text)
+
+
 def says_wrong(text: str) -> bool:
     """Whether a line says something went wrong, and its logger did not file it as routine."""
     return bool(_ERRORISH.search(text)) and not _ROUTINE.search(text)
@@ -483,7 +492,7 @@ class TailLines:
                 if not raw or len(raw) > MAX_LINE_CHARS * 4:
                     continue
                 text = raw.decode("utf-8", errors="replace").strip()
-                if len(text) > MAX_LINE_CHARS or not says_wrong(text):
+                if len(text) > MAX_LINE_CHARS or not says_wrong(text) or _garbled(text):
                     continue
                 ws = words(text)
                 if len(ws) < 2 or ws in seen:
