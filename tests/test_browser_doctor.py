@@ -621,3 +621,207 @@ def test_a_large_paste_is_read_like_a_file_and_the_page_stays_responsive(context
     assert re.match(r"Pasted log of [0-9,.\u202f\u00a0 ]+ characters: read directly, not shown here",
                     page.get_attribute(".kb-doctor textarea", "placeholder"))
     assert watch.carried("PASTED-7c1d") == [] and watch.foreign == []
+
+
+# ---- red team redweb29 (helper-notes/redweb29.md): inputs during a run, what the page says -----------
+BIG_PASTE = 1_200_000  # characters: over the doctor's 1 Mi limit, so read directly, never put in the box
+
+
+def _notice(page) -> str | None:
+    """The line under the box (what a large paste became, or why a request waits), when shown."""
+    notice = page.locator(".kb-doctor__notice")
+    return notice.inner_text() if notice.is_visible() else None
+
+
+def _box(page) -> str:
+    return page.evaluate("document.querySelector('.kb-doctor textarea').value")
+
+
+def test_while_a_run_is_on_nothing_changes_what_it_reads_and_each_request_is_answered(browser, server, tmp_path: Path) -> None:
+    """F2, F3, F7: during a run a paste of 2 MB went into the box (the guard that reads a large
+    paste as a file was off while busy; 30 MB froze the tab for 43 s), a sample replaced the box's
+    text while the report that followed was the old log's, and a dropped or chosen file, or
+    Ctrl+Enter, was ignored without a word. Now the box is read-only during a run, and each of
+    these is refused with a visible reason; the report is the box's log."""
+    held: list = []
+    dropped = tmp_path / "dropped.log"
+    dropped.write_text("step 1 ok\n")
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+        ctx.route("**/pyodide.asm.wasm", lambda route: held.append(route))  # the run waits on Python until released
+        page = ctx.new_page()
+        page.goto(server.url + "/diagnose/")
+        box = page.locator(".kb-doctor textarea")
+        box.fill(XID_LINE)
+        page.locator(".kb-doctor button", has_text="Diagnose").click()
+        for _ in range(600):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held and _state(page) == "loading"
+        # a large paste: not in the box, said
+        page.evaluate("(n) => navigator.clipboard.writeText('[ 1.0] NVRM: Xid (PCI:0000:3b:00): 48, DBE\\n'.repeat(n))", BIG_PASTE // 40)
+        box.focus()
+        page.keyboard.press("End")
+        page.keyboard.press("Control+V")
+        assert _box(page) == XID_LINE
+        assert _notice(page).startswith("Your paste was not read: a diagnosis of the text in the box is still running. "
+                                        "Wait for it to end, or Cancel it, then paste again.")
+        page.keyboard.type("torch.OutOfMemoryError: CUDA out of memory.")
+        assert _box(page) == XID_LINE and _notice(page).startswith("The box cannot be edited now")
+        page.keyboard.press("Control+Enter")
+        assert _notice(page).startswith("Not started: a diagnosis of the text in the box is still running")
+        sample = page.locator(".kb-doctor__sample", has_text="CUDA out of memory")
+        assert sample.get_attribute("aria-disabled") == "true"
+        sample.click(force=True)  # marked unavailable, still answers a click
+        page.wait_for_timeout(300)
+        assert _box(page) == XID_LINE
+        assert _notice(page).startswith("The sample “CUDA out of memory” was not loaded: a diagnosis of the text in the box")
+        page.evaluate("""() => {
+            const dt = new DataTransfer();
+            dt.items.add(new File(["step 1 ok\\n"], "dropped.log"));
+            document.querySelector(".kb-doctor").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+        }""")
+        assert _notice(page).startswith("dropped.log was not read: a diagnosis of the text in the box is still running. "
+                                        "Wait for it to end, or Cancel it, then drop it again.")
+        page.set_input_files(".kb-doctor input[type=file][multiple]", str(dropped))
+        assert _notice(page).startswith("dropped.log was not read: a diagnosis of the text in the box is still running. "
+                                        "Wait for it to end, or Cancel it, then choose it again.")
+        assert page.evaluate("document.querySelector('.kb-doctor input[type=file][multiple]').value") == ""  # no stale name
+        assert _state(page) == "loading"
+        for route in held:
+            route.continue_()
+        assert _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)[0] == "done", page.locator(".kb-doctor__status").inner_text()
+        report = json.loads(page.locator(".kb-doctor__json").text_content())
+        assert [f["id"] for f in report["findings"]] == ["xid-79"] and report["input"]["lines"] == 1
+        assert _box(page) == XID_LINE  # the report is the box's log
+        assert _notice(page) == ("dropped.log was not read: a diagnosis of the text in the box was running. "
+                                 "It has ended: choose it again now.")
+        # once the run is over the box and the samples work again
+        assert box.get_attribute("readonly") is None and sample.get_attribute("aria-disabled") is None
+        box.fill("step 2 ok\n")
+        assert _notice(page) is None
+    finally:
+        ctx.close()
+
+
+def test_a_large_paste_into_a_box_holding_text_empties_it_and_says_what_was_read(context, server) -> None:
+    """F4: the box held an out-of-memory line; 1.2 M characters of an Xid 48 log pasted after it
+    were diagnosed (Xid 48) while the box went on showing the old line, and the explanation went
+    to the placeholder, invisible behind that text. Diagnose then read the old line."""
+    ctx, watch = context
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    box = page.locator(".kb-doctor textarea")
+    box.fill("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB.\n")
+    text = "step 1 ok PASTED-48a2\n" * (BIG_PASTE // 22) + "[ 99.1] NVRM: Xid (PCI:0000:3b:00): 48, An uncorrectable double bit error.\n"
+    page.evaluate("(t) => navigator.clipboard.writeText(t)", text)
+    box.focus()
+    page.keyboard.press("End")
+    page.keyboard.press("Control+V")
+    assert _box(page) == ""
+    shown = _notice(page)
+    assert shown and re.match(r"Pasted log of 1[,.\u202f\u00a0 ]?200[,.\u202f\u00a0 ]?\d{3} characters: read directly, "
+                              r"not put in the box", shown), shown
+    assert _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)[0] == "done"
+    report = json.loads(page.locator(".kb-doctor__json").text_content())
+    assert [f["id"] for f in report["findings"]] == ["xid-48"]
+    assert page.locator(".kb-doctor__verdict").inner_text().endswith(" lines of the pasted log")
+    # the box is used again: it is what Diagnose reads, and the notice about the paste goes
+    box.fill(XID_LINE)
+    assert _notice(page) is None
+    assert _diagnose(page, XID_LINE)["findings"][0]["id"] == "xid-79"
+    assert watch.carried("PASTED-48a2") == [] and watch.foreign == []
+
+
+def test_the_page_says_what_the_report_says_of_cut_lines_and_of_empty_or_binary_inputs(context, server, tmp_path: Path) -> None:
+    """F9: a line over 64 KiB is read in part; the Markdown report said so, the page did not.
+    F10: a program or an empty file got a bare "No known failure found in 0 lines.". F14: "in 1
+    lines"; the "Done" line ended under the sticky header when the report was scrolled to."""
+    ctx, _ = context
+    page = ctx.new_page()
+    page.set_viewport_size({"width": 1280, "height": 700})
+    page.goto(server.url + "/diagnose/")
+    _diagnose(page, XID_LINE)
+    assert page.locator(".kb-doctor__verdict").inner_text() == "1 failure found in 1 line"
+    status = page.locator(".kb-doctor__status").bounding_box()
+    header = page.locator(".md-header").bounding_box()
+    assert status and header["y"] + header["height"] <= status["y"] < 700, (status, header)  # "Done: ..." is seen
+
+    def choose(path: Path) -> str:
+        page.set_input_files(".kb-doctor input[type=file][multiple]", [])
+        page.set_input_files(".kb-doctor input[type=file][multiple]", str(path))
+        assert _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)[0] == "done"
+        return page.locator(".kb-doctor__report").inner_text()
+
+    long_line = tmp_path / "long.log"
+    long_line.write_bytes(b"x" * 300_000 + b"\n" + XID_LINE.encode())
+    shown = choose(long_line)
+    report = json.loads(page.locator(".kb-doctor__json").text_content())
+    assert report["input"]["cut_lines"] == 1
+    assert "Note: 1 stretch of over 64 KiB without a line break: only the first and last 64 KiB of each were read." in shown
+    assert page.locator(".kb-doctor__verdict").inner_text() == "1 failure found in 2 lines of long.log"
+    program = tmp_path / "tool.bin"
+    program.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 400 + b"\nGLIBC_2.34 not found\n")
+    shown = choose(program)
+    assert len(re.findall("looks binary", shown)) == 1, shown  # said once, by the page or by the matcher's note
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    choose(empty)
+    assert page.locator(".kb-doctor__verdict").inner_text() == "Nothing to read: empty.log is empty (0 bytes)."
+    assert page.locator(".kb-doctor__status").inner_text() == "Done: nothing to read."
+    # a text log (UTF-16, or NUL padding a crash left in a syslog file) is not called binary
+    padded = tmp_path / "kern.log"
+    padded.write_bytes(b"kernel: eth0 up\n" * 2000 + b"\0" * 6000 + XID_LINE.encode())
+    assert "looks binary" not in choose(padded)
+
+
+def test_going_back_does_not_put_the_log_back_in_the_box(context, server) -> None:
+    """F13: after a diagnosis, a click to an entry and Back, Chromium's form restore refilled the
+    box with the pasted log; nothing else keeps it."""
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    _diagnose(page, f"{XID_LINE.strip()} BACK-SECRET-5e1\n")
+    page.goto(server.url + "/entries/xid-79/")
+    page.go_back()
+    page.wait_for_selector(".kb-doctor textarea")
+    page.wait_for_timeout(500)
+    assert "BACK-SECRET-5e1" not in _box(page)
+    assert page.get_attribute(".kb-doctor textarea", "autocomplete") == "off"
+
+
+def test_evidence_shows_controls_and_bidi_overrides_written_out(context, server) -> None:
+    """Red team s29 (F8): U+202E in a log line reversed what the evidence showed ('(fdp.exe' read
+    as 'exe.pdf'); the text and Markdown reports already wrote such characters out."""
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    _diagnose(page, "[ 99.1] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus. \u202e(fdp.exe\n")
+    evidence = page.locator(".kb-doctor__evidence").first.inner_text()
+    assert "\\u202e(fdp.exe" in evidence and "\u202e" not in evidence, evidence
+
+
+def test_a_dropped_folder_past_the_file_bound_says_how_many_were_not_read(context, server, tmp_path: Path) -> None:
+    """Red team s29 (F5): a folder of 10,011 files was cut to 10,000 with no word of the other 11
+    (and which ones is the browser's listing order: the failing node's log can be among them)."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for i in range(10_011):
+        (folder / f"rank{i:05d}.log").write_text(f"step {i} ok\n", encoding="utf-8")
+    ctx, _ = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.wait_for_selector(".kb-doctor textarea")
+    box = page.locator(".kb-doctor").bounding_box()
+    cdp = ctx.new_cdp_session(page)
+    data = {"items": [], "files": [str(folder)], "dragOperationsMask": 1}
+    for kind in ("dragEnter", "dragOver", "drop"):
+        cdp.send("Input.dispatchDragEvent", {"type": kind, "x": box["x"] + box["width"] / 2, "y": box["y"] + 60, "data": data})
+    assert _wait_state(page, ("done", "error"), 300)[0] == "done"
+    report = json.loads(page.locator(".kb-doctor__json").text_content())
+    assert report["input"]["files"] == 10_000
+    shown = page.locator(".kb-doctor__report").inner_text()
+    assert "only 10,000 of the 10,011 dropped files were read" in shown, shown[:500]

@@ -90,13 +90,40 @@ def test_bombs_and_damage_stop_with_a_message(data: bytes, limits: dict, message
 
 
 def test_an_encrypted_zip_member_is_refused_with_what_to_do() -> None:
+    """Red team s29: one member the reader cannot open (encrypted, LZMA, bzip2) stopped the whole
+    input (exit 2) though the docs say damage inside an archive is a note: it is passed over by its
+    size, said, and the other members are read. A member whose size follows its data cannot be
+    passed over: that one still stops the input, with the reason."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("a.log", XID79)
+        z.writestr("b.log", WATCHDOG, compress_type=zipfile.ZIP_LZMA)
+        z.writestr("c.log", WATCHDOG, compress_type=zipfile.ZIP_DEFLATED)
     raw = bytearray(buf.getvalue())
     raw[6] |= 0x1  # the encrypted flag of the first member
+    notes: list[str] = []
+    assert _unpack("secret.zip", bytes(raw), piece=7, notes=notes)[1] == {"c.log": WATCHDOG}
+    assert notes == ["secret.zip!a.log: not read: member a.log is encrypted; unzip it with its password first",
+                     "secret.zip!b.log: not read: member b.log uses compression method 14; only stored and deflated "
+                     "members are read (unzip it first)"]
+    streamed = bytearray(_streamed_zip({"a.log": XID79}))
+    streamed[6] |= 0x1
     with pytest.raises(UnpackError, match="encrypted; unzip it with its password first"):
-        _unpack("secret.zip", bytes(raw))
+        _unpack("s.zip", bytes(streamed))
+
+
+@pytest.mark.parametrize("command, name", [(["xz", "-c"], "xz"), (["bzip2", "-c"], "bzip2")])
+def test_other_compressions_are_said_with_the_command_that_unpacks_them(tmp_path: Path, command: list, name: str) -> None:
+    """Red team s29: an .xz or .bz2 log read as bytes ('No known failure found', exit 0)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which(command[0]):
+        pytest.skip(f"{command[0]} is not installed")
+    packed = subprocess.run(command, input=XID79, capture_output=True, check=True).stdout
+    with pytest.raises(UnpackError, match=f"{name}-compressed data, which this reader does not unpack; unpack it first"):
+        _unpack("kern.log." + name, packed)
+    assert _unpack("note.log", b"BZh is only a word here\n")[0] == "plain"  # bzip2's magic needs its block header
 
 
 def test_a_bomb_in_a_folder_of_logs_is_a_note_and_the_rest_is_diagnosed(tmp_path: Path) -> None:
@@ -574,8 +601,8 @@ def test_damage_inside_a_member_is_a_note_and_the_other_members_are_read() -> No
         assert got["ok.log"] == WATCHDOG and XID79 * 10 in got["cut.tar.gz!kern.log"], piece
         assert notes == ["bundle.zip!cut.tar.gz: the gzip data ends before its end mark (the file is cut short or "
                          "still being written); what came before it was read",
-                         "bundle.zip!bad.zip: member a.log uses compression method 14; only stored and deflated "
-                         "members are read (unzip it first)"]
+                         "bundle.zip!bad.zip!a.log: not read: member a.log uses compression method 14; only stored "
+                         "and deflated members are read (unzip it first)"]
 
 
 def test_kb_diagnose_reads_a_bundle_of_nested_archives_and_notes_the_one_too_deep(tmp_path: Path) -> None:

@@ -184,3 +184,19 @@ def test_a_segment_over_the_limit_between_carriage_returns_keeps_its_ends(chunk_
     texts = [text for _, text in lines]
     assert stats.cut_lines == 1 and b"h" * MAX_LINE_BYTES in texts and b"t" * MAX_LINE_BYTES in texts
     assert texts[-1].endswith(b"after") and all(len(t) <= MAX_LINE_BYTES for t in texts)
+
+
+def test_an_input_that_looks_binary_is_told_from_a_text_log() -> None:
+    """Red team s29 (F10): a program read as 'No known failure found in 509 lines' with a lead
+    made of its bytes. NULs alone do not make a log binary: a syslog keeps runs of them where a
+    crash cut it short, UTF-16 text has one after every character."""
+    from generator.matcher.read import looks_binary
+
+    elf = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 40 + b"GLIBC_2.34 not found\n"
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(7, 250)) * 30
+    assert looks_binary(elf) and looks_binary(png) and looks_binary(b"\0" * 4096)
+    colour = b"\x1b[31mRuntimeError: CUDA error: out of memory\x1b[0m\r\n\tat step 12\x0c\n" * 50
+    padded = b"Nov  5 kernel: eth0 up\n" * 200 + b"\0" * 6000 + b"Nov  5 kernel: NVRM: Xid 79\n"
+    utf16 = "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n".encode("utf-16") * 20
+    typographic = ("“quoted” — caf\u00e9 \u2588\u2588\u2588 100%\n" * 100).encode()
+    assert not any(looks_binary(x) for x in (colour, padded, utf16, typographic, b"short\0\0"))

@@ -86,6 +86,7 @@
       this.dead = null;
       this.onDead = onDead;
       this.queue = Promise.resolve();
+      this.users = 0;  // boxes holding the worker or waiting for it
       worker.onmessage = (event) => {
         const pending = this.pending;
         this.pending = null;
@@ -98,7 +99,8 @@
     }
     acquire() {
       let release;
-      const turn = new Promise((resolve) => { release = resolve; });
+      this.users += 1;
+      const turn = new Promise((resolve) => { release = () => { this.users -= 1; resolve(); }; });
       const ready = this.queue.then(() => release);
       this.queue = this.queue.then(() => turn);
       return ready;
@@ -140,15 +142,22 @@
     };
   }
 
-  // files dropped or chosen, folders walked: every file inside, named by its path in the folder
+  // files dropped or chosen, folders walked: every file inside, named by its path in the folder,
+  // at most MAX_DROPPED of them (the matcher's own bound on the files of one input)
+  const MAX_DROPPED = 10000;
   async function droppedFiles(transfer) {
     if (!transfer) return [];
     const entries = Array.from(transfer.items || []).map((item) => item.webkitGetAsEntry && item.webkitGetAsEntry()).filter(Boolean);
     if (!entries.length) return Array.from(transfer.files || []);
     const out = [];
+    out.passed = 0;  // files past MAX_DROPPED: counted (up to a bound), not read, and said in the report
     const walk = async (entry) => {
-      if (out.length >= 10000) return;
+      if (out.length >= MAX_DROPPED) {
+        if (entry.isFile) out.passed += 1;
+        if (out.passed >= MAX_DROPPED * 10) return;  // a whole disk dropped: stop counting too
+      }
       if (entry.isFile) {
+        if (out.length >= MAX_DROPPED) return;
         const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
         out.push(new File([file], entry.fullPath.replace(/^\//, ""), { lastModified: file.lastModified }));
       } else if (entry.isDirectory) {
@@ -180,6 +189,14 @@
     : `${name} could not be read (${err && err.message ? err.message : err})`);
 
   const el = window.kbDom.el; // text-only DOM builder (kb-dom.js)
+
+  // Log text as the text and Markdown reports show it (report.py, visible): control characters and
+  // the bidirectional overrides written out ("\u202e"), so a line cannot reorder what is displayed
+  const INVISIBLE = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const shown = (text) => String(text).replace(INVISIBLE, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 
   function formatBytes(n) {
     if (n < 1024) return `${n} B`;
@@ -219,18 +236,27 @@
     return parts.join(", ");
   }
 
-  function renderReport(report, compact) {
+  const plural = (n, word, many) => `${n.toLocaleString()} ${n === 1 ? word : many || `${word}s`}`;
+
+  // `page`: what the page knows of its inputs: `label` (what was read, for the heading: a file's
+  // name, "the pasted log"; none for the text in the box), `empty` (every input was empty) and
+  // `notes` (`kind` "empty" and `text`: one of several inputs that is empty; an input that looks
+  // binary is said by the matcher's own note, read.looks_binary, in the report's notes)
+  function renderReport(report, compact, page) {
+    page = page || {};
     const box = el("div", { class: "kb-doctor__report" });
     const failures = report.findings.filter((f) => f.role !== "info");
     const sources = report.sources || [];
-    const files = sources.length > 1 ? ` of ${sources.length} files` : "";
+    const files = sources.length > 1 ? ` of ${sources.length} files` : page.label ? ` of ${page.label}` : "";
     // a line's place: "line 12", or "node-3/kern.log:12" when the report covers several files
     const at = (source, line) => (sources.length > 1 && sources[source] ? `${sources[source].name}:${line}` : `line ${line}`);
     const hang = report.verdict.startsWith("hang: ");
-    const head = hang ? `Hang: ${report.verdict.slice(6)}`
-      : failures.length
-        ? `${failures.length} failure${failures.length > 1 ? "s" : ""} found in ${report.input.lines.toLocaleString()} lines${files}`
-        : `No known failure found in ${report.input.lines.toLocaleString()} lines${files}.`;
+    const lines = plural(report.input.lines, "line");
+    const head = page.empty ? `Nothing to read: ${page.empty}.`
+      : hang ? `Hang: ${report.verdict.slice(6)}`
+        : failures.length
+          ? `${plural(failures.length, "failure")} found in ${lines}${files}`
+          : `No known failure found in ${lines}${files}.`;
     box.append(el("h2", { class: "kb-doctor__verdict", text: head, tabindex: "-1" }));
     const titles = Object.fromEntries(report.findings.map((f) => [f.id, window.kbDom.plainTitle(f.title)]));
     if (report.initiating) {
@@ -249,7 +275,20 @@
       }
       box.append(el("p", { class: "kb-doctor__meta", text: "What each node saw first:" }), list);
     }
-    for (const note of report.notes || []) box.append(el("p", { class: "kb-doctor__meta", text: `Note: ${note}` }));
+    // the heading already says that every input was empty
+    const notes = (report.notes || []).filter((note) => !(page.empty && /^the input is empty\b/.test(note)));
+    for (const note of notes) box.append(el("p", { class: "kb-doctor__meta", text: `Note: ${note}` }));
+    // the same note as the Markdown report's (report.py, _cut_note)
+    const cut = report.input.cut_lines;
+    if (cut) {
+      box.append(el("p", { class: "kb-doctor__meta kb-doctor__cut", text: `Note: ${plural(cut, "stretch", "stretches")} of over ` +
+        "64 KiB without a line break: only the first and last 64 KiB of each were read." }));
+    }
+    // what the page saw of its inputs (by name), unless the matcher's notes say it already
+    for (const note of page.notes || []) {
+      if (notes.some((n) => n.includes(note.kind))) continue;
+      box.append(el("p", { class: "kb-doctor__meta kb-doctor__input-note", text: `Note: ${note.text}` }));
+    }
     if (report.recovery_action) {
       box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
     }
@@ -267,7 +306,7 @@
         card.append(el("p", { class: "kb-doctor__meta", text: `similarity ${r.similarity.toFixed(2)} · ${at(r.source, r.line)} · shared words: ${r.shared_words.join(", ")}` }));
         const pre = el("pre", { class: "kb-doctor__evidence" });
         const code = el("code", { tabindex: "0", "aria-label": `Line resembling ${window.kbDom.plainTitle(r.title)}` });
-        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(r.source, r.line) : `${r.line}` }), ` ${r.text}\n`);
+        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(r.source, r.line) : `${r.line}` }), ` ${shown(r.text)}\n`);
         pre.append(code);
         card.append(pre);
         box.append(card);
@@ -290,7 +329,7 @@
       const pre = el("pre", { class: "kb-doctor__evidence" });
       const code = el("code", { tabindex: "0", "aria-label": `Evidence lines for ${window.kbDom.plainTitle(f.title)}` });
       for (const e of f.evidence) {
-        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(e.source, e.line) : `${e.line}` }), ` ${e.text}\n`);
+        code.append(el("span", { class: "kb-doctor__lineno", text: sources.length > 1 ? at(e.source, e.line) : `${e.line}` }), ` ${shown(e.text)}\n`);
       }
       pre.append(code);
       card.append(pre);
@@ -319,10 +358,15 @@
       this.busy = false;
       this.markdown = "";
       const id = `kb-doctor-${++counter}`;
+      // autocomplete off: the browser does not refill the box with the log on Back (form restore)
+      this.placeholder = "Paste dmesg, a Python traceback, NCCL, torchrun or Slurm output…";
       this.textarea = el("textarea", {
-        id, class: "kb-doctor__input", rows: this.compact ? 5 : 12, spellcheck: "false",
-        placeholder: "Paste dmesg, a Python traceback, NCCL, torchrun or Slurm output…",
+        id, class: "kb-doctor__input", rows: this.compact ? 5 : 12, spellcheck: "false", autocomplete: "off",
+        placeholder: this.placeholder, "aria-describedby": `${id}-notice`,
       });
+      // what the page read other than the box (a large paste), or why a request waits: always
+      // visible, beside the box (the status line below is the run's progress)
+      this.notice = el("p", { id: `${id}-notice`, class: "kb-doctor__notice", "aria-live": "polite", hidden: true });
       this.go = el("button", { type: "button", class: "md-button md-button--primary", text: "Diagnose" });
       this.cancel = el("button", { type: "button", class: "md-button", text: "Cancel", hidden: true });
       this.status = el("p", { class: "kb-doctor__status", role: "status", "aria-live": "polite" });
@@ -333,7 +377,7 @@
       const label = el("label", { for: id, class: "kb-doctor__label",
         text: root.dataset.label || (this.compact ? "Seeing this failure? Paste your log to check it here" : "Paste a log") });
       const actions = el("div", { class: "kb-doctor__actions" }, this.go, this.cancel, this.copy, this.copyRedacted);
-      root.append(label, this.textarea, actions);
+      root.append(label, this.textarea, this.notice, actions);
       if (!this.compact) {
         this.file = el("input", { type: "file", id: `${id}-file`, class: "kb-doctor__file", multiple: true });
         const fileLabel = el("label", { for: `${id}-file`, class: "kb-doctor__file-label",
@@ -343,7 +387,14 @@
         root.append(el("div", { class: "kb-doctor__filebox" }, fileLabel, this.file, " ", folderLabel, this.folder));
         const chosen = (input) => () => {
           const files = Array.from(input.files || []);
-          if (files.length) this.start(files.map(fileSource));
+          if (!files.length) return;
+          if (this.busy) {
+            input.value = "";  // it was not read: the chooser does not keep showing its name
+            this.refuse(`${files.length > 1 ? `The ${files.length} files you chose were` : `${files[0].name} was`} not read`,
+              files.length > 1 ? "choose them again" : "choose it again");
+            return;
+          }
+          this.start(files.map(fileSource), input);
         };
         this.file.addEventListener("change", chosen(this.file));
         this.folder.addEventListener("change", chosen(this.folder));
@@ -361,21 +412,42 @@
       this.textarea.addEventListener("paste", warm, { once: true });
       this.textarea.addEventListener("input", warm, { once: true });
       this.go.addEventListener("click", () => this.diagnoseText());
+      // While a diagnosis runs, nothing may change what it reads or what the box shows: the box
+      // is read-only, and each attempt (typing, a paste, a sample, a drop, a chosen file) is
+      // refused with a visible reason, never dropped silently (Cancel, then try again).
       this.textarea.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) this.diagnoseText();
+        const ctrl = event.ctrlKey || event.metaKey;
+        if (event.key === "Enter" && ctrl) {
+          if (this.busy) this.refuse("Not started", "press Ctrl+Enter again");
+          else this.diagnoseText();
+          return;
+        }
+        if (!this.busy) return;
+        const edits = (!ctrl && !event.altKey && event.key.length === 1) || ["Backspace", "Delete", "Enter"].includes(event.key)
+          || (ctrl && ["x", "z", "y"].includes(event.key.toLowerCase()));  // a paste: its own handler
+        if (edits) {
+          event.preventDefault();
+          this.refuse("The box cannot be edited now", "edit it");
+        }
+      });
+      this.textarea.addEventListener("input", () => {
+        // the box holds a log again: the notice of an earlier large paste (or refusal) no longer applies
+        if (this.textarea.value && this.notice.dataset.kind && !this.busy) this.setNotice("", "");
       });
       this.cancel.addEventListener("click", () => this.stop());
       // a large paste is read as a chosen file is, at once, and never put in the text box
       this.textarea.addEventListener("paste", (event) => {
         const data = event.clipboardData;
-        if (!data || this.busy) return;
+        if (this.busy) {
+          event.preventDefault();  // never into the box, small or large, while a run reads another log
+          this.refuse("Your paste was not read", "paste again");
+          return;
+        }
+        if (!data) return;
         const text = data.getData("text/plain") || data.getData("text");
         if (text.length <= PASTE_AS_FILE_CHARS) return;
         event.preventDefault();
-        // the box stays empty: say where the paste went
-        this.textarea.placeholder = `Pasted log of ${text.length.toLocaleString()} characters: read directly, ` +
-          "not shown here. Paste again or choose a file to diagnose another log.";
-        this.start(textSource(text, "pasted log"));
+        this.pasteLarge(text);
       });
       this.copy.addEventListener("click", () => this.copyMarkdown(this.markdown, "Copied the report as Markdown."));
       this.copyRedacted.addEventListener("click", () => this.copyMarkdown(this.redacted,
@@ -383,16 +455,70 @@
       root.addEventListener("dragover", (event) => { event.preventDefault(); root.classList.add("kb-doctor--drop"); });
       root.addEventListener("dragleave", () => root.classList.remove("kb-doctor--drop"));
       root.addEventListener("drop", (event) => {
-        event.preventDefault();
         root.classList.remove("kb-doctor--drop");
-        droppedFiles(event.dataTransfer).then((files) => { if (files.length) this.start(files.map(fileSource)); },
-          (err) => { if (!this.busy) this.showError(new Error(`the dropped files could not be listed (${err && err.message ? err.message : err})`), null); });
+        const transfer = event.dataTransfer;
+        const files = Array.from((transfer && transfer.files) || []);
+        const text = transfer && !files.length ? transfer.getData("text/plain") : "";
+        // text dropped into the box goes where it is dropped, as typed text would (unless large)
+        if (text && event.target === this.textarea && !this.busy && text.length <= PASTE_AS_FILE_CHARS) return;
+        event.preventDefault();
+        if (this.busy) {
+          if (text) this.refuse("The dropped text was not read", "drop it again");
+          else if (files.length === 1) this.refuse(`${files[0].name} was not read`, "drop it again");
+          else this.refuse("The dropped files were not read", "drop them again");
+          return;
+        }
+        if (text) {  // text dropped beside the box, or a large text: as if it were pasted
+          if (text.length > PASTE_AS_FILE_CHARS) this.pasteLarge(text);
+          else { this.textarea.value = text; this.setNotice("", ""); this.textarea.focus(); }
+          return;
+        }
+        droppedFiles(transfer).then((files) => {
+          if (!files.length) return;
+          if (this.busy) this.refuse(files.length > 1 ? `The ${files.length} dropped files were not read` : `${files[0].name} was not read`,
+            files.length > 1 ? "drop them again" : "drop it again");
+          else {
+            const passed = files.passed ? [{ kind: "passed", text: `only ${files.length.toLocaleString()} of the ` +
+              `${(files.length + files.passed).toLocaleString()}${files.passed >= MAX_DROPPED * 10 ? " or more" : ""} dropped ` +
+              `files were read (at most ${MAX_DROPPED.toLocaleString()} at once, in the order the browser listed them): ` +
+              "drop the folders holding the rest separately, or run kb diagnose on the folder" }] : [];
+            this.start(files.map(fileSource), undefined, undefined, passed);
+          }
+        }, (err) => { if (!this.busy) this.showError(new Error(`the dropped files could not be listed (${err && err.message ? err.message : err})`), null); });
       });
     }
 
     setState(state, message) {
       this.root.dataset.state = state;
       this.status.textContent = message;
+    }
+
+    // the line under the box: `kind` "paste" (what a large paste became) or "busy" (a refusal)
+    setNotice(kind, text) {
+      this.notice.dataset.kind = kind;
+      this.notice.textContent = text;
+      this.notice.hidden = !text;
+      if (!kind) this.textarea.placeholder = this.placeholder;  // a refusal leaves a large paste's word in the empty box
+    }
+
+    // a request made while a diagnosis runs: said, not dropped. `what`: what was not done
+    // ("Your paste was not read"), `again`: what to do once the run is over
+    refuse(what, again) {
+      this.setNotice("busy", `${what}: a diagnosis of ${this.running} is still running. ` +
+        `Wait for it to end, or Cancel it, then ${again}.`);
+    }
+
+    // A paste over PASTE_AS_FILE_CHARS is read as a chosen file is, never put in the box (a
+    // text box holding megabytes freezes the tab). The box is emptied, so that what it shows is
+    // never taken for what was read, and the notice says where the paste went.
+    pasteLarge(text) {
+      this.textarea.value = "";
+      this.start(textSource(text, "pasted log"), null, "the pasted log");
+      const size = `${text.length.toLocaleString()} characters`;
+      this.setNotice("paste", `Pasted log of ${size}: read directly, not put in the box ` +
+        "(too large to show). Paste again or choose a file to diagnose another log.");
+      this.textarea.placeholder = `Pasted log of ${size}: read directly, not shown here. ` +
+        "Paste again or choose a file to diagnose another log.";
     }
 
     async loadSamples() {
@@ -402,9 +528,13 @@
         this.samples.append("Try a real log: ");
         samples.forEach((sample, i) => {
           const button = el("button", { type: "button", class: "kb-doctor__sample", text: sample.title });
+          const refuse = () => this.refuse(`The sample “${sample.title}” was not loaded`, "choose it again");
           button.addEventListener("click", async () => {
+            if (this.busy) { refuse(); return; }
             const text = await (await fetch(new URL(sample.path, SAMPLES_URL))).text();
+            if (this.busy) { refuse(); return; }  // another run began while the sample downloaded
             this.textarea.value = text;
+            this.setNotice("", "");
             this.diagnoseText(sample.name);
           });
           this.samples.append(button, " ", el("a", { href: sample.source, class: "kb-doctor__source", text: "(source)" }),
@@ -416,13 +546,29 @@
     }
 
     diagnoseText(name) {
+      if (this.busy) { this.refuse("Not started", "press Diagnose again"); return; }
       const text = this.textarea.value;
       if (!text.trim()) {
         this.setState("idle", "Paste a log first, or choose a file.");
         this.textarea.focus();
         return;
       }
-      this.start(textSource(text, name || "pasted log"));
+      this.start(textSource(text, name || "pasted log"), null, null);
+    }
+
+    // while a run is on: the box read-only, the samples marked unavailable (a click on one is
+    // refused with the reason), the root marked for the style sheet
+    lock(on) {
+      this.busy = on;
+      this.textarea.readOnly = on;
+      if (on) this.root.dataset.busy = "true";
+      else delete this.root.dataset.busy;
+      if (this.samples) {
+        for (const button of this.samples.querySelectorAll("button")) {
+          if (on) button.setAttribute("aria-disabled", "true");
+          else button.removeAttribute("aria-disabled");
+        }
+      }
     }
 
     // `sources`: one input or several (dropped files, a folder); each is sent as its own input
@@ -439,13 +585,24 @@
       }, CANCEL_GRACE_MS);
     }
 
-    async start(sources) {
+    // `chooser`: the file input the files came from (the other one is cleared, so that no
+    // chooser shows the name of a file this report is not about); `label`: what the report's
+    // heading says was read ("the pasted log"; a single file's name by default; nothing for the
+    // text in the box, which the reader sees)
+    async start(sources, chooser, label, notes) {
       if (!Array.isArray(sources)) sources = [sources];
-      if (this.busy || !sources.length) return;
+      if (!sources.length) return;
+      if (this.busy) { this.refuse("Not started", "try again"); return; }
       const all = sources;
       const source = sources.length === 1 ? sources[0]
         : { name: `${sources.length} files`, size: sources.reduce((n, s) => n + s.size, 0) };
-      this.busy = true;
+      if (label === undefined) label = sources.length === 1 && source.file ? source.name : null;
+      this.running = sources.length > 1 ? source.name : label || (source.file ? source.name : "the text in the box");
+      for (const input of [this.file, this.folder]) if (input && input !== chooser) input.value = "";
+      this.setNotice("", "");
+      const pageNotes = [...(notes || [])];
+      const named = (input) => (input.file ? input.name : this.running);
+      this.lock(true);
       this.cancelled = false;
       this.channel = null;
       this.go.disabled = true;
@@ -468,6 +625,8 @@
             this.setState("cancelled", "Cancelled.");
             return;
           }
+          // Python is up; another box on this page may be using it
+          if (channel.users) this.setState("loading", "Waiting for the other log box on this page to finish its diagnosis…");
           release = await channel.acquire();  // another box on this page may be using the worker
           if (!channel.dead) break;
           release();  // the worker was stopped while this box waited its turn: start a new one
@@ -480,6 +639,7 @@
         let done = 0;
         for (const [i, input] of sources.entries()) {
           await channel.send({ type: "begin", name: input.name });
+          if (!input.size && sources.length > 1) pageNotes.push({ kind: "empty", text: `${named(input)} is empty (0 bytes)` });
           let pos = 0;
           while (pos < input.size) {
             if (this.cancelled) {
@@ -517,38 +677,46 @@
         // the report's JSON (kb.diagnosis/2) rides along, inert, for tools and tests
         const data = el("script", { type: "application/json", class: "kb-doctor__json" });
         data.textContent = JSON.stringify(reply.report);
-        this.result.replaceChildren(renderReport(reply.report, this.compact), data);
+        const empty = sources.every((input) => !input.size)
+          ? (sources.length > 1 ? `all ${sources.length} files are empty (0 bytes)` : `${named(source)} is empty (0 bytes)`) : null;
+        this.result.replaceChildren(renderReport(reply.report, this.compact, { label, empty, notes: pageNotes }), data);
         this.copy.hidden = false;
         this.copyRedacted.hidden = false;
-        this.setState("done", reply.report.verdict === "no known failure found"
-          ? "Done: no known failure found." : `Done: ${reply.report.verdict}.`);
-        // the report may sit below the fold: bring its heading into view and give it focus, so a
+        this.setState("done", empty ? "Done: nothing to read."
+          : reply.report.verdict === "no known failure found" ? "Done: no known failure found." : `Done: ${reply.report.verdict}.`);
+        // the report may sit below the fold: bring it into view from the status line above it (its
+        // scroll margin keeps it clear of the sticky header) and give the heading focus, so a
         // keyboard or screen-reader user lands on the answer (the status line announces it too)
         const heading = this.result.querySelector(".kb-doctor__verdict");
         if (heading) {
           heading.focus({ preventScroll: true });
-          heading.scrollIntoView({ block: "start", behavior: "auto" });
+          this.status.scrollIntoView({ block: "start", behavior: "auto" });
         }
       } catch (err) {
         if (this.cancelled) this.setState("cancelled", "Cancelled.");
-        else this.showError(err, all);
+        else this.showError(err, all, chooser, label, notes);
       } finally {
         if (release) release();
         clearTimeout(this.killTimer);
         this.channel = null;
-        this.busy = false;
+        this.lock(false);
         this.go.disabled = false;
         this.cancel.hidden = true;
+        // a request refused during the run: now it can be made
+        if (this.notice.dataset.kind === "busy") {
+          this.setNotice("busy", this.notice.textContent.replace(/ is still running\. Wait for it to end, or Cancel it, then (.*)\.$/,
+            " was running. It has ended: $1 now."));
+        }
       }
     }
 
     // `sources`: what to read again on Retry (all the inputs of the run that failed), or null
-    showError(err, sources) {
+    showError(err, sources, chooser, label, notes) {
       this.setState("error", err.message);
       const parts = [el("p", { class: "kb-doctor__error", text: "The log doctor could not run. " })];
       if (sources) {
         const retry = el("button", { type: "button", class: "md-button", text: "Retry" });
-        retry.addEventListener("click", () => this.start(sources));
+        retry.addEventListener("click", () => this.start(sources, chooser, label, notes));
         parts.push(retry);
       }
       this.result.replaceChildren(...parts);

@@ -347,6 +347,8 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
             log = folder / "cases" / f"{case}.log"
             if not log.exists():
                 raise InputError(f"{log}: listed in labels.yaml but missing")
+            if not log.is_file():  # a device or a pipe linked as a case would be read forever
+                raise InputError(f"{log}: not a regular file (a device, a pipe or a folder); a case is a log file")
             with log.open("rb") as fh:
                 report = diagnoser.diagnose(fh)
         failures, got = named(report)

@@ -53,12 +53,28 @@ class InputStats:
     lines: int = 0
     bytes: int = 0
     cut_lines: int = 0  # stretches without CR or LF longer than MAX_LINE_BYTES: only their ends were matched
-    binary: int = 0  # inputs with a NUL byte in their first SNIFF_BYTES: a program, an image, a core dump
+    binary: int = 0  # inputs whose first SNIFF_BYTES look binary (looks_binary): a program, an image, a core dump
 
 
-# A text log holds no NUL byte; a program, an image or a core dump has one near its start (the
-# test grep and git make before they call a file binary).
-SNIFF_BYTES = 8192
+SNIFF_BYTES = 64 << 10
+# control bytes a text log does not hold: all below space but tab, LF, FF, CR and ESC (colours), and DEL
+_CONTROL = bytes(b for b in range(32) if b not in (0, 9, 10, 12, 13, 27)) + b"\x7f"
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether the first bytes of an input are a program, an image or a core dump rather than a
+    log: more than one byte in twenty (NULs apart) a control byte, or one character in twenty not
+    UTF-8. NULs alone do not decide it: a syslog holds runs of them where a crash cut it short,
+    and UTF-16 text one after every character; a head of nothing but NULs is binary."""
+    if len(head) < 16:
+        return False
+    text = head.replace(b"\0", b"")
+    if not text:
+        return True
+    control = len(text) - len(text.translate(None, _CONTROL))
+    decoded = text[:-4].decode("utf-8", errors="replace")  # a character cut at the end is no error
+    broken = decoded.count("\ufffd")
+    return max(control / len(text), broken / max(1, len(decoded))) > 0.05
 
 
 # Characters a web page, chat client, word processor or gcc's UTF-8 locale puts in text, read as
@@ -230,8 +246,8 @@ class ChunkReader:
         out: list[Chunk] = []
         if not block:
             return out
-        if self.stats.bytes < SNIFF_BYTES and b"\0" in block[:SNIFF_BYTES - self.stats.bytes]:
-            self.stats.binary = 1
+        if not self.stats.bytes:  # the input's first piece (the browser's and the CLI's are 1 MiB or more)
+            self.stats.binary = int(looks_binary(block[:SNIFF_BYTES]))
         self.stats.bytes += len(block)
         if self.tail is not None:
             rest = self._skip(block, out)

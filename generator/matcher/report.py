@@ -49,17 +49,18 @@ def _cut_note(report: dict) -> str | None:
             "last 64 KiB of each were read")
 
 
-def _input_notes(stats, files: int, explained: bool) -> list[str]:  # noqa: ANN001 - read.InputStats
+def _input_notes(stats, sources, explained: bool) -> list[str]:  # noqa: ANN001 - read.InputStats, job.Source objects
     """What the reader should know about the input itself: nothing in it (unless another note
-    says why nothing could be read, a damaged archive), or not text."""
+    says why nothing could be read, a damaged archive), or not text (read.looks_binary)."""
     if not stats.bytes:
         return [] if explained else ["the input is empty (0 bytes): there was nothing to read"]
-    binary = getattr(stats, "binary", 0)
-    if not binary:
+    if not stats.binary:
         return []
-    which = "the input looks" if files == 1 else f"{binary:,} of the {files:,} files look"
-    return [f"{which} binary (a NUL byte near the start: a program, an image or a core dump, not a text log); "
-            "only what reads as text in it was matched"]
+    named = [src.info.name for src in sources or () if src.stats.binary]
+    which = (f"{named[0]} looks" if len(named) == 1 else f"{len(named):,} of the {len(sources):,} files look"
+             if len(sources or ()) > 1 else "the input looks")
+    return [f"{which} binary (control bytes or text that is not UTF-8 near the start: a program, an image or a core "
+            "dump, not a text log); it was read as text anyway, so a finding or lead from it may mean little"]
 
 
 def clock_time(hit, shift: int) -> tuple[str, float] | None:  # noqa: ANN001 - match.Hit
@@ -306,7 +307,7 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
         "nodes": _nodes(timeline),
         "progress": progress,
         "artefacts": artefacts,
-        "notes": [*_input_notes(stats, len(sources) if sources else 1, bool(notes)), *(notes or [])],
+        "notes": [*_input_notes(stats, sources, bool(notes)), *(notes or [])],
         "findings": out,
         "resembles": [_resemblance(r, (entries or {}).get(r["id"], {}), site_url) for r in resembles or []],
     }

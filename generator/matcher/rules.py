@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import re
+import stat
 from pathlib import Path
 from typing import Callable
 
@@ -119,6 +120,28 @@ def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
     return None
 
 
+# The corpus's rules.json is about 5 MB; a file many times that size is not one the generator
+# wrote, and reading it whole (JSON is parsed in one piece) would cost several times its size.
+MAX_RULES_BYTES = 64 << 20
+
+
+def _read(path: Path) -> bytes:
+    """The rules file's bytes: a regular file no larger than MAX_RULES_BYTES, read with that bound
+    (a device or a pipe named as the rules file never ends)."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise RulesError(f"{path}: not a regular file (a device, a pipe or a socket); give the path of a rules.json "
+                         "that 'kb rules' wrote")
+    if info.st_size > MAX_RULES_BYTES:
+        raise RulesError(f"{path}: {info.st_size:,} bytes, more than a rules file can be ({MAX_RULES_BYTES >> 20} MiB); "
+                         "give the path of a rules.json that 'kb rules' wrote")
+    with path.open("rb") as fh:
+        raw = fh.read(MAX_RULES_BYTES + 1)
+    if len(raw) > MAX_RULES_BYTES:  # it grew while being read
+        raise RulesError(f"{path}: more than {MAX_RULES_BYTES >> 20} MiB; give the path of a rules.json that 'kb rules' wrote")
+    return raw
+
+
 def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dict:
     """Read and check a rules file. ``analysed(key)`` says whether something with that key
     passed before (the CLI remembers passes). It is asked first for ``file-<sha256 of the file's
@@ -126,7 +149,7 @@ def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dic
     document's own hash: such a document, its hash and shape verified, is not analysed again."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = _read(path)
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RulesError(f"{path}: no rules file; build it with 'kb rules'") from None

@@ -23,7 +23,10 @@ members must be stored or deflated (what every zip tool writes); encrypted membe
 with a message. Damage is said, not swallowed: a gzip cut before its end mark, bytes after the
 last gzip member that are neither another member nor NUL padding, a tar member running past
 the end of the file, a zip that ends before its central directory. A zip's folder entries are
-not files: they are neither read nor counted. In the outermost layer each is an ``UnpackError`` (at close, after what
+not files: they are neither read nor counted; a zip member that cannot be read (encrypted, or
+compressed another way) is passed over by its size with a note, and the other members are read.
+xz, bzip2, zstd and 7-Zip data are recognised by their first bytes and refused with the command
+that unpacks them (the browser's Python carries no lzma or bz2 module). In the outermost layer each is an ``UnpackError`` (at close, after what
 came before was read); inside a member of an archive it is a note, the rest of that member is
 passed over and the archive's other members are still read.
 """
@@ -56,6 +59,19 @@ class _LimitError(UnpackError):
 
 def _size_text(n: int) -> str:
     return f"{n / (1 << 30):.0f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+
+
+# Compressions read by tools this reader does not carry (the browser's Python has no lzma or bz2
+# module loaded): said, with the command that unpacks them, instead of read as bytes
+OTHER_COMPRESSION = ((b"\xfd7zXZ\x00", "xz", "xz -dc"), (b"BZh", "bzip2", "bzip2 -dc"),
+                     (b"\x28\xb5\x2f\xfd", "zstd", "zstd -dc"), (b"7z\xbc\xaf\x27\x1c", "7-Zip", "7z x -so"))
+
+
+def _other_compression(data: bytes) -> tuple[str, str] | None:
+    for magic, name, command in OTHER_COMPRESSION:
+        if data.startswith(magic) and (name != "bzip2" or data[3:4].isdigit() and data[4:10] == b"1AY&SY"):
+            return name, command
+    return None
 
 
 def _sniff(data: bytes) -> str:
@@ -266,6 +282,10 @@ class _Layer:
 
     def _decide(self, data: bytes) -> Iterator[Event]:
         kind = _sniff(data)
+        other = _other_compression(data) if kind == "plain" else None
+        if other:  # read as text it would be bytes: 'No known failure found' on a log never read
+            raise UnpackError(f"{self.where}: {other[0]}-compressed data, which this reader does not unpack; unpack it "
+                              f"first ({other[1]} FILE > FILE.log, or {other[1]} FILE | kb diagnose -) and pass the log")
         layer = self.depth + (0 if kind == "tar" and self.in_gzip else 1)
         if kind != "plain" and layer > MAX_DEPTH:
             self.kind = "deep"
@@ -448,6 +468,7 @@ class _Zip:
         self.stored = False
         self.descriptor = False
         self.done = False
+        self.passing = 0  # bytes of a member that cannot be read (encrypted, another method) still to pass over
 
     def feed(self, data: bytes) -> Iterator[Event]:
         if self.done:  # the central directory and what follows it: passed over, counted
@@ -456,6 +477,12 @@ class _Zip:
         self.buffer += data
         where = self.layer.where
         while True:
+            if self.passing:
+                take = min(self.passing, len(self.buffer))
+                self.owner._count(take)
+                self.buffer, self.passing = self.buffer[take:], self.passing - take
+                if self.passing:
+                    return
             if self.member is not None:
                 ended = yield from self._member_data()
                 if not ended:
@@ -476,11 +503,16 @@ class _Zip:
                 return
             name = self.buffer[30:30 + name_len].decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
             self.buffer = self.buffer[30 + name_len + extra_len:]
-            if flags & 0x1:
-                raise UnpackError(f"{where}: member {name} is encrypted; unzip it with its password first")
-            if method not in (0, 8):
-                raise UnpackError(f"{where}: member {name} uses compression method {method}; only stored and "
-                                  "deflated members are read (unzip it first)")
+            unreadable = (f"member {name} is encrypted; unzip it with its password first" if flags & 0x1 else
+                          f"member {name} uses compression method {method}; only stored and deflated members are "
+                          "read (unzip it first)" if method not in (0, 8) else None)
+            if unreadable and flags & 0x8:  # its size comes after its data: its end cannot be found
+                raise UnpackError(f"{where}: {unreadable}")
+            if unreadable:  # passed over by its size, said, and the zip's other members read
+                self.owner._count_member()
+                self.passing = csize
+                yield ("note", f"{self.owner.where(_join(self.layer.path, name))}: not read: {unreadable}")
+                continue
             self.descriptor = bool(flags & 0x8)
             self.stored = method == 0
             if self.stored and self.descriptor:
