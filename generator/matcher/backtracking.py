@@ -197,6 +197,7 @@ class _Analysis:
         self.risks: list[str] = []
         self.wildcards = 0
         self.repeating = 0  # how many repeats that run more than once enclose the current item
+        self.copies = 1  # how many copies of the current item the enclosing counted repeats make
 
     def risk(self, text: str) -> None:
         if text not in self.risks:
@@ -279,12 +280,20 @@ class _Analysis:
             unbounded = _is_unbounded(hi)
             if lo > RE2_MAX_COUNT or (hi is not UNBOUNDED and hi > RE2_MAX_COUNT):
                 self.risk(f"a repeat count over {RE2_MAX_COUNT} (RE2, which the command line and the exported rules use, refuses it)")
+            # RE2 writes a counted repeat out as that many copies of its body: counts nested in
+            # counts multiply ((?:(?:a{20}){20}){20} is 8,000 copies, past what RE2 compiles)
+            copies = self.copies * max(1, lo if unbounded else hi)
+            if copies > RE2_MAX_COUNT >= self.copies:
+                self.risk(f"counted repeats nested so that their counts multiply past {RE2_MAX_COUNT} (RE2, which the "
+                          "command line and the exported rules use, refuses the pattern)")
             if unbounded and in_unbounded:
                 self.risk("an unbounded repeat inside another unbounded repeat (like (a+)+)")
             items = _items(body)
             self.repeating += hi > 1
+            outer, self.copies = self.copies, copies
             inner = self.sequence(items, depth, in_unbounded + (1 if unbounded else 0))
             self.repeating -= hi > 1
+            self.copies = outer
             if unbounded and inner.alphabet.broad and len(items) == 1:
                 self.wildcards += 1
             if unbounded and inner.nullable:
