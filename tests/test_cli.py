@@ -52,3 +52,127 @@ def test_github_annotations_when_running_in_actions(monkeypatch) -> None:
     result = run_kb("validate", "entries", cwd=folder)
     assert result.code == 1
     assert result.out.startswith("::error file=entries/cuda/demo-failure.yaml,line=12,col=14,title=KB020 regex-invalid::")
+
+
+# --- red team redcli29: output, encodings, Ctrl-C, file arguments ------------------------------------
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+CLEAN = ROOT / "tests" / "golden" / "validate" / "clean" / "entries"
+
+
+def _kb(*args: str, env: dict | None = None, stdout=subprocess.PIPE, **kwargs) -> subprocess.CompletedProcess:  # noqa: ANN001
+    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=ROOT, stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, errors="backslashreplace", env={**os.environ, **(env or {})}, timeout=120,
+                          **kwargs)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [("validate", str(CLEAN)), ("--help",), ("validate", "--help"),
+                                  ("schema", "--check")])
+def test_an_unwritable_standard_output_is_one_line_and_exit_2(args: tuple) -> None:
+    """redcli29 #8 and #16: `> /dev/full` gave an OSError traceback and exit 1 (which diagnose uses
+    for 'a failure was found'); `kb --help > /dev/full` exited 0."""
+    with open("/dev/full", "w") as full:
+        proc = _kb(*args, stdout=full)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "kb: cannot write the output: No space left on device\n", proc.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_diagnose_into_a_full_disk_is_exit_2_not_the_failure_code(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_bytes(b"[ 5.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n")
+    for fmt in ("text", "jsonl"):
+        with open("/dev/full", "w") as full:
+            proc = _kb("diagnose", "--format", fmt, "--fail-on", "info", str(log), stdout=full)
+        assert proc.returncode == 2 and proc.stderr.endswith("kb: cannot write the output: No space left on device\n")
+        assert "Traceback" not in proc.stderr
+
+
+def test_text_the_terminal_encoding_cannot_show_is_escaped(tmp_path: Path) -> None:
+    """redcli29 #9: PYTHONIOENCODING=ascii (a legacy terminal) gave UnicodeEncodeError tracebacks."""
+    entries = tmp_path / "entries" / "cuda"
+    entries.mkdir(parents=True)
+    text = (CLEAN / "cuda" / "demo-failure.yaml").read_text().replace("severity: high", "severity: hïgh")
+    (entries / "demo-failure.yaml").write_text(text, encoding="utf-8")
+    proc = _kb("validate", str(tmp_path / "entries"), env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "h\\xefgh" in proc.stdout
+    log = tmp_path / "x.log"
+    log.write_bytes(b"[ 5.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus. \xff\n")
+    proc = _kb("diagnose", "--format", "markdown", str(log), env={"PYTHONIOENCODING": "latin-1"})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "seen 1\\xd7" in proc.stdout, proc.stderr
+    proc = _kb("diagnose", "--format", "markdown", str(log), env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "seen 1\\xd7" in proc.stdout, proc.stderr
+    proc = _kb("diagnose", str(log), env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "\\ufffd" in proc.stdout, proc.stderr
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130() -> None:
+    """redcli29 #11: SIGINT during the imports printed a KeyboardInterrupt traceback and the
+    process died by the signal (-2)."""
+    code = ("import os, signal, sys; sys.argv[0] = 'kb'; import generator.cli.commands; "
+            "os.kill(os.getpid(), signal.SIGINT); import time; time.sleep(5); print('not reached')")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130 and proc.stderr == "kb: interrupted\n" and proc.stdout == "", proc
+
+
+def test_ctrl_c_inside_a_command_is_one_line_and_exit_130(monkeypatch) -> None:
+    from generator.cli import commands
+
+    def interrupted(args):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "cmd_validate", interrupted)
+    result = run_kb("validate", str(CLEAN))
+    assert result.code == 130 and result.err == "kb: interrupted\n"
+
+
+def test_problems_printed_per_file_are_capped_with_a_count(tmp_path: Path) -> None:
+    """redcli29 #16: 50,000 duplicate keys printed 100,002 lines."""
+    from generator.cli.commands import MAX_PRINTED_PER_FILE
+
+    entries = tmp_path / "entries" / "cuda"
+    entries.mkdir(parents=True)
+    (entries / "demo-failure.yaml").write_text((CLEAN / "cuda" / "demo-failure.yaml").read_text() + "title: x\n" * 3000)
+    result = run_kb("validate", str(tmp_path / "entries"))
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert len(lines) == 2 * MAX_PRINTED_PER_FILE + 2, len(lines)
+    assert lines[-2].endswith(f"demo-failure.yaml: {3000 - MAX_PRINTED_PER_FILE:,} more problems in this file not shown")
+    assert "3,000 problems" in result.err or "3000 problems" in result.err
+
+
+@pytest.mark.parametrize("target, words", [
+    ("EMPTY", "no entry files (*.yaml) under this folder"),
+    ("/dev/zero", "/dev/zero: is neither a folder nor an entry file"),
+    ("MISSING", "MISSING: no such folder"),
+])
+def test_validate_refuses_a_root_that_holds_no_entries(tmp_path: Path, target: str, words: str) -> None:
+    """redcli29 #15: an empty folder, /dev/zero and /proc validated as '0 entries OK', exit 0."""
+    (tmp_path / "EMPTY").mkdir()
+    path = target if target.startswith("/") else str(tmp_path / target)
+    result = run_kb("validate", path)
+    assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
+    assert "OK" not in result.out
+
+
+@pytest.mark.parametrize("output, words", [
+    ("FOLDER", "is a folder; pass the path of the file to write"),
+    ("/dev/full", "/dev/full: is not a regular file (a device, FIFO or socket)"),
+    ("MISSING/x.json", "MISSING: no such folder; create it first"),
+])
+def test_schema_output_that_cannot_be_written_is_one_line(tmp_path: Path, output: str, words: str) -> None:
+    """redcli29 #10: --output /dev/full, a folder, or --check of /dev/zero ended in tracebacks, and a
+    missing parent folder was created anywhere."""
+    (tmp_path / "FOLDER").mkdir()
+    path = output if output.startswith("/") else str(tmp_path / output)
+    for extra in ((), ("--check",)):
+        result = run_kb("schema", "--output", path, *extra)
+        assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
+    assert not (tmp_path / "MISSING").exists()

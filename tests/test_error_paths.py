@@ -118,14 +118,14 @@ def test_entry_paths_that_are_not_files_are_errors_with_codes(tmp_path: Path, mo
     os.mkfifo(entries / "fifo.yaml")
     unreadable = entries / "unreadable.yaml"
     unreadable.write_text("id: unreadable\n")
-    real_read = Path.read_bytes
+    real_open = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "unreadable.yaml":
+    def open_(path, flags, *args, **kwargs):  # noqa: ANN001, ANN202 - the tests may run as root: refuse it here
+        if os.fspath(path).endswith("unreadable.yaml"):
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", open_)
     result = run_kb("validate", "entries", cwd=tmp_path)
     assert result.code == 1 and "Traceback" not in result.err
     expected = {
@@ -200,3 +200,51 @@ def test_an_entry_cannot_drive_the_terminal_or_the_ci_log_through_a_problem(tmp_
     commands = [line for line in result.out.splitlines() if line]
     assert all(line.startswith("::error file=") for line in commands), commands
     assert any("odd\\x1b[2J%0Aname.yaml" in line for line in commands)
+
+
+# --- red team redcli29 -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output, words", [
+    ("/dev/full", "/dev/full: is not a regular file (a device, FIFO or socket)"),
+    ("FOLDER", "is a folder, not a rules file"),
+])
+def test_rules_output_that_is_no_file_is_one_line(tmp_path: Path, output: str, words: str) -> None:
+    """redcli29 #10: `kb rules --output /dev/full` read the device (endless zeros) until memory ran out."""
+    shutil.copytree(CLEAN, tmp_path / "kb" / "entries")
+    (tmp_path / "FOLDER").mkdir()
+    result = run_kb("rules", "--output", output if output.startswith("/") else str(tmp_path / output), cwd=tmp_path)
+    assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
+
+
+def test_rules_that_cannot_be_written_leave_one_line_and_no_temporary(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from generator import atomic
+
+    shutil.copytree(CLEAN, tmp_path / "kb" / "entries")
+
+    def full(path, text):  # noqa: ANN001, ANN202
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(atomic, "write_text", full)
+    result = run_kb("rules", "--output", str(tmp_path / "rules.json"), cwd=tmp_path)
+    assert result.code == 2 and "rules.json: cannot write the rules: No space left on device" in result.err
+    assert len(result.err.splitlines()) == 1 and not (tmp_path / "rules.json").exists()
+
+
+def test_an_os_error_no_command_foresaw_is_one_line_with_the_path(tmp_path: Path) -> None:
+    """redcli29 #10: `kb eval` on a folder whose labels.yaml is a folder gave IsADirectoryError; the
+    entry point turns any such error into one line naming the path (exit 2)."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "001.log").write_text("hello\n")
+    (tmp_path / "labels.yaml").mkdir()
+    proc = subprocess.run([*KB, "eval", "--rules", str(_rules_file(tmp_path)), str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    _one_line_exit(proc, 2, "labels.yaml: Is a directory")
+
+
+def _rules_file(tmp_path: Path) -> Path:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(_valid_rules()))
+    return path

@@ -182,3 +182,76 @@ def test_a_file_in_another_encoding_says_which_and_how_to_save_it(tmp_path, raw:
     if raw == "nul":
         line = text[: text.index("title:")].count("\n") + 1
         assert (problems[0].line, problems[0].col) == (line, len("title:") + 1)
+
+
+# --- red team redcli29 ---------------------------------------------------------------------------
+
+
+def test_an_oversized_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """redcli29 #5: a 1 GiB sparse file was read whole (1 GB of memory) before the size check."""
+    import tracemalloc
+
+    path = tmp_path / "demo-failure.yaml"
+    with open(path, "wb") as fh:
+        fh.truncate(256 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        _, problems = load_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [p.message for p in problems] == ["file is 268,435,456 bytes; an entry is at most 1,000,000"]
+    assert peak < 8 * 1024 * 1024, peak
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    path = _write(tmp_path, BASE.read_text())
+    real_fstat = os.fstat
+    with open(path, "ab") as fh:
+        fh.write(b"# " + b"x" * load.MAX_ENTRY_BYTES + b"\n")
+
+    def small(fd):  # noqa: ANN001, ANN202 - the stat, taken before the file grew, says small
+        st = real_fstat(fd)
+        return os.stat_result((*st[:6], 100, *st[7:]))
+
+    monkeypatch.setattr(os, "fstat", small)
+    loaded, problems = load_file(path)
+    assert [p.message for p in problems] == ["file grew past 1,000,000 bytes while it was read; an entry is at most 1,000,000"]
+
+
+def test_an_integer_too_long_to_convert_is_a_problem_at_its_position(tmp_path: Path) -> None:
+    """redcli29 #7: 5,000 digits raised ValueError from the YAML constructor (a traceback in
+    kb validate, kb rules and the last-good-rules fallback of kb diagnose)."""
+    text = BASE.read_text() + "xid:\n  code: " + "9" * 5000 + "\n"
+    line = text.count("\n", 0, text.index("  code: ")) + 1
+    _, problems = load_file(_write(tmp_path, text))
+    assert [(p.line, p.col, p.code) for p in problems] == [(line, 9, "KB004")]
+    assert "a number of 5,000 digits" in problems[0].message
+
+
+def test_a_lone_surrogate_in_a_pattern_is_kb020_and_stops_the_checks(tmp_path: Path) -> None:
+    text = BASE.read_text().replace("pattern: 'something broke at step [0-9]+'", "pattern: 'something broke \\ud800'")
+    assert "\\ud800" in text
+    loaded, problems = load_file(_write(tmp_path, text))
+    assert [(p.code, p.line) for p in problems] == [("KB020", 12)]
+    assert "lone surrogate \\ud800" in problems[0].message and loaded.entry is None
+    fine = BASE.read_text().replace("pattern: 'something broke at step [0-9]+'",
+                                    "pattern: 'something broke at step [\\u0000-\\uffff]'")
+    assert load_file(_write(tmp_path, fine))[1] == []  # a range that spans the surrogates is no lone one
+
+
+def test_a_lone_surrogate_in_text_is_kb006() -> None:
+    """libyaml refuses a "\\ud800" escape; the pure-Python reader (used without libyaml) takes it."""
+    node = yaml.compose('title: "broke \\ud800"\n', Loader=yaml.SafeLoader)
+    problems = list(load._walk_structure(node, "x.yaml"))
+    assert [(p.code, p.line, p.col) for p in problems] == [("KB006", 1, 8)]
+    assert "lone surrogate \\ud800" in problems[0].message
+
+
+def test_an_empty_root_is_an_input_error(tmp_path: Path) -> None:
+    from generator.errors import InputError
+
+    with pytest.raises(InputError, match="no entry files"):
+        load.load_corpus_files(tmp_path)

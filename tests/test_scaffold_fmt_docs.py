@@ -165,3 +165,160 @@ def test_fmt_says_where_a_file_is_not_utf8(tmp_path: Path) -> None:
     result = run_kb("fmt", str(path))
     assert result.code == 1 and "not UTF-8 text at line 2, column 11 (byte 0xe9)" in result.err, result.err
     assert "codec" not in result.err and path.read_bytes() == original
+
+
+# --- red team redcli29: kb fmt, kb new and kb docs on hostile files ----------------------------------
+
+CLEAN_ENTRY = ROOT / "tests" / "golden" / "validate" / "clean" / "entries" / "cuda" / "demo-failure.yaml"
+
+
+def _not_canonical() -> str:
+    """The clean demo entry with `severity` moved after `references`: fmt rewrites it."""
+    return CLEAN_ENTRY.read_text().replace("severity: high\n", "") + "severity: high  # moved\n"
+
+
+def test_fmt_refuses_a_comment_it_would_drop_from_a_multiline_flow_list(tmp_path: Path) -> None:
+    """redcli29 #1: comments after items of a [...] list written over several lines were dropped,
+    and the file was reported as reformatted."""
+    text = _not_canonical() + "tags: [\n  alpha,   # why alpha: keep me\n  beta,    # why beta: keep me too\n]\n"
+    path = tmp_path / "demo-failure.yaml"
+    path.write_text(text)
+    line = text.splitlines().index("  alpha,   # why alpha: keep me") + 1
+    for args in (("fmt", "--check", str(path)), ("fmt", str(path))):
+        result = run_kb(*args)
+        assert result.code == 1, result.err
+        assert f"{path}:{line}: not formatted: kb fmt cannot keep this comment" in result.err, result.err
+        assert "move it onto a line of its own above the key" in result.err
+        assert "1 not formatted" in result.err and "reformatted" not in result.out
+    assert path.read_text() == text, "a refused file is left as it was"
+
+
+def test_fmt_keeps_a_whole_line_comment_inside_a_flow_list_and_every_value(tmp_path: Path) -> None:
+    """What fmt can keep it keeps: a comment on its own line inside a flow list moves into the
+    block list, and a folded `>-` block keeps its words (the canonical `|` block adds only the
+    final newline every prose block ends with)."""
+    import yaml
+
+    text = _not_canonical().replace(
+        "root_cause: |\n", "root_cause: >-\n") + "aliases: [x,\n  # standalone comment inside flow\n  y]\n"
+    path = tmp_path / "demo-failure.yaml"
+    path.write_text(text)
+    before = yaml.safe_load(text)
+    result = run_kb("fmt", str(path))
+    assert result.code == 0, result.err
+    after_text = path.read_text()
+    after = yaml.safe_load(after_text)
+    assert "# standalone comment inside flow" in after_text and "# moved" in after_text
+    assert after["aliases"] == ["x", "y"]
+    assert after["root_cause"].rstrip("\n") == before["root_cause"] and after["root_cause"].endswith("\n")
+    assert {k: v for k, v in after.items() if k != "root_cause"} == {k: v for k, v in before.items() if k != "root_cause"}
+
+
+def test_fmt_write_failure_leaves_the_entry_whole(tmp_path: Path) -> None:
+    """redcli29 #2: fmt truncated the entry and wrote it in place; a full disk (here a file-size
+    limit) left 8 KB of 30 KB and a traceback."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    text = _not_canonical() + "# " + "x" * 20000 + "\n"
+    path = tmp_path / "entries" / "cuda" / "demo-failure.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    proc = subprocess.run([sys.executable, "-m", "generator", "fmt", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=limit, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{path}: cannot write: File too large; the file is unchanged" in proc.stderr
+    assert path.read_text() == text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["demo-failure.yaml"], "no temporary file left behind"
+
+
+def test_fmt_writes_through_a_symlink_and_keeps_hard_links_and_mode(tmp_path: Path) -> None:
+    import os
+
+    text = _not_canonical()
+    real = tmp_path / "real.yaml"
+    real.write_text(text)
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    (folder / "demo-failure.yaml").symlink_to(real)
+    other = tmp_path / "other.yaml"
+    other.write_text(text)
+    os.link(other, folder / "demo-two.yaml")
+    os.chmod(other, 0o600)
+    result = run_kb("fmt", str(folder))
+    assert result.code == 0, result.err
+    assert (folder / "demo-failure.yaml").is_symlink() and real.read_text() != text
+    assert os.stat(other).st_nlink == 2 and other.read_text() == real.read_text()
+    assert os.stat(other).st_mode & 0o777 == 0o600
+
+
+def test_fmt_refuses_what_is_no_entry_file_without_blocking(tmp_path: Path) -> None:
+    """redcli29 #4 and #16: fmt blocked on a FIFO, read a link to /dev/zero until memory ran out,
+    read 50 MB files (validate refuses over 1,000,000 bytes) and skipped a device named directly."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "entries" / "cuda"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "p.yaml")
+    (folder / "z.yaml").symlink_to("/dev/zero")
+    (folder / "big.yaml").write_text("id: big\n# " + "x" * 1_100_000 + "\n")
+    proc = subprocess.run([sys.executable, "-m", "generator", "fmt", "--check", str(tmp_path / "entries")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{folder / 'p.yaml'}: not formatted: is not a regular file (a FIFO, socket or device)" in proc.stderr
+    assert f"{folder / 'z.yaml'}: not formatted: is not a regular file" in proc.stderr
+    assert f"{folder / 'big.yaml'}: not formatted: file is 1,100,011 bytes; an entry is at most 1,000,000" in proc.stderr
+    assert "3 not formatted" in proc.stderr
+    for target, words in (("/dev/zero", "is neither a folder nor an entry file"),
+                          (str(tmp_path / "missing.yaml"), "missing.yaml: no such file;")):
+        result = run_kb("fmt", "--check", target)
+        assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
+
+
+def test_new_refuses_a_root_that_is_no_writable_folder(tmp_path: Path, monkeypatch) -> None:
+    """redcli29 #10: --root a file gave NotADirectoryError; an unwritable one a PermissionError traceback."""
+    import errno
+
+    from generator import atomic
+
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    result = run_kb("new", "some-failure", "--category", "cuda", "--root", str(a_file))
+    assert result.code == 2 and f"{a_file}: --root is not a folder" in result.err and len(result.err.splitlines()) == 1
+
+    def full(path, text):  # noqa: ANN001, ANN202
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(atomic, "replace_text", full)
+    result = run_kb("new", "some-failure", "--category", "cuda", "--root", str(tmp_path / "entries"))
+    assert result.code == 2 and "Traceback" not in result.err and len(result.err.splitlines()) == 1, result.err
+    assert "some-failure.yaml: cannot write the new entry: No space left on device" in result.err
+    assert "check that --root names a folder you can write to" in result.err
+    assert not list(tmp_path.rglob("*.yaml"))
+
+
+def test_docs_refuses_a_guide_it_cannot_use_in_one_line(tmp_path: Path) -> None:
+    """redcli29 #10: markers in the wrong order gave an IndexError, /dev/zero a MemoryError, a
+    non-UTF-8 guide the codec's message without the path."""
+    from generator.corpus.fieldref import END
+
+    reversed_ = tmp_path / "rev.md"
+    reversed_.write_text(f"intro\n{END}\n{START}\n")
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\xff\n")
+    for guide, words in ((reversed_, f"{reversed_}:3: no field-reference end marker after the start marker"),
+                         (Path("/dev/zero"), "/dev/zero: is not a regular file"),
+                         (bad, f"{bad}: not UTF-8 text (byte 0xff at offset 0)")):
+        for extra in ((), ("--check",)):
+            result = run_kb("docs", "--guide", str(guide), *extra)
+            assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
+    assert reversed_.read_text() == f"intro\n{END}\n{START}\n"

@@ -7,15 +7,30 @@ No command shows a Python traceback for bad input.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
+import signal
 import sys
-from pathlib import Path
 
-from generator import __version__
-from generator.errors import CorpusError, KbError, Problem, plural
-from generator.corpus.categories import CATEGORIES
+
+def _interrupted_at_start(signum, frame) -> None:  # noqa: ANN001 - a signal handler
+    """Ctrl-C while the command starts (imports, parsing): one line and exit 130, no traceback.
+    ``main`` puts Python's own handler back once it can catch the KeyboardInterrupt itself."""
+    os.write(2, b"kb: interrupted\n")
+    os._exit(130)
+
+
+# only in a `kb` process: a program that imports the module (the tests) keeps its own Ctrl-C
+_CLI_PROCESS = os.path.basename(sys.argv[0]) in ("kb", "__main__.py") and "pytest" not in sys.modules
+if _CLI_PROCESS:
+    signal.signal(signal.SIGINT, _interrupted_at_start)
+
+import argparse  # noqa: E402 - after the handler: Ctrl-C during the imports is handled too
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from generator import __version__  # noqa: E402
+from generator.errors import CorpusError, InputError, KbError, Problem, display_path, plural  # noqa: E402
+from generator.corpus.categories import CATEGORIES  # noqa: E402
 
 REPO_ROOT = Path.cwd()
 SCHEMA_PATH = Path("kb/schema/entry.schema.json")
@@ -28,10 +43,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
 
 
+MAX_PRINTED_PER_FILE = 100  # problems printed per file; the rest are counted (a file of 50,000 duplicate keys)
+
+
 def _print_problems(problems: list[Problem]) -> None:
+    from generator.matcher.report import visible
+
     github = os.environ.get("GITHUB_ACTIONS") == "true"
+    shown: dict[str, int] = {}
     for p in problems:
-        print(p.github_annotation() if github else p.format())
+        shown[p.path] = shown.get(p.path, 0) + 1
+        if shown[p.path] <= MAX_PRINTED_PER_FILE:
+            print(p.github_annotation() if github else p.format())
+    for path, count in shown.items():
+        if count > MAX_PRINTED_PER_FILE:
+            print(visible(f"{path}: {count - MAX_PRINTED_PER_FILE:,} more problems in this file not shown"))
+            print(f"    hint: fix the {MAX_PRINTED_PER_FILE} listed above and run kb validate again")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -55,18 +82,48 @@ def schema_text() -> str:
     return json.dumps(entry_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def _output_file(target: Path, what: str) -> None:
+    """Refuse an --output that is no file to replace: a folder, a device (/dev/full), a FIFO."""
+    import stat
+
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        if not target.parent.is_dir():
+            raise InputError(f"{display_path(target.parent)}: no such folder; create it first, or pass another "
+                             f"--output for {what}") from None
+        return
+    except OSError as exc:
+        raise InputError(f"{display_path(target)}: cannot use it: {exc.strerror or exc}; pass another --output") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{display_path(target)}: is a folder; pass the path of the file to write, e.g. "
+                         f"{display_path(target / 'entry.schema.json')}")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{display_path(target)}: is not a regular file (a device, FIFO or socket); pass the path of "
+                         f"a file for {what}")
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
+    from generator import atomic
+
     target = Path(args.output)
     text = schema_text()
+    _output_file(target, "the schema")
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.exists() else ""
-        if current != text:
+        try:
+            current = target.read_bytes() if target.exists() and target.stat().st_size == len(text.encode()) else b""
+        except OSError as exc:
+            raise InputError(f"{display_path(target)}: cannot read it: {exc.strerror or exc}; check its permissions") from None
+        if current != text.encode("utf-8"):
             print(f"{target}: out of date with generator/corpus/model.py; run 'kb schema' and commit the result", file=sys.stderr)
             return 1
         print(f"kb schema: {target} is current")
         return 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    try:
+        atomic.replace_text(target, text)
+    except OSError as exc:
+        raise InputError(f"{display_path(target)}: cannot write it: {exc.strerror or exc}; check that the file and its "
+                         "folder are writable and that the disk has room") from None
     print(f"kb schema: wrote {target}")
     return 0
 
@@ -150,7 +207,8 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     from generator.matcher.report import visible  # a file name may hold ESC or a line break: shown, not sent
 
     for r in errors:
-        print(visible(f"{r.path}: {r.error}"), file=sys.stderr)
+        where = f"{r.path}:{r.line}" if r.line else f"{r.path}"
+        print(visible(f"{where}: {r.error}"), file=sys.stderr)
     for r in changed:
         print(visible(f"{r.path}") + (": not in canonical layout" if args.check else ": reformatted"))
     verb = "would reformat" if args.check else "reformatted"
@@ -311,7 +369,107 @@ def _has_corpus(args: argparse.Namespace) -> bool:
     return Path("kb/entries").is_dir()
 
 
+class OutputError(KbError):
+    """Standard output cannot be written (a full disk, /dev/full, an I/O error)."""
+
+
+class _Output:
+    """Standard output as the commands write it: a write error other than a closed pipe becomes
+    ``OutputError`` (one line, exit 2, whatever the command), not an OSError traceback and not
+    exit 1 (which `kb diagnose --fail-on` uses for "a failure was found")."""
+
+    def __init__(self, stream) -> None:  # noqa: ANN001 - a text stream
+        self._stream = stream
+
+    def _guard(self, call, *args):  # noqa: ANN001, ANN202
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def write(self, text: str) -> int:
+        return self._guard(self._stream.write, text)
+
+    def writelines(self, lines) -> None:  # noqa: ANN001
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush)
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - encoding, isatty, fileno, buffer...
+        return getattr(self._stream, name)
+
+
+def _tolerant(stream) -> None:  # noqa: ANN001
+    """Text the terminal's encoding cannot show (PYTHONIOENCODING=ascii, a cp1252 console) is
+    written as an escape (\\xd7, \\ufffd), never a UnicodeEncodeError."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and str(getattr(stream, "errors", "")) == "strict":
+        try:
+            reconfigure(errors="backslashreplace")
+        except (OSError, ValueError):  # a closed or detached stream: nothing will be written to it anyway
+            pass
+
+
+def _discard_pending_output(stream) -> None:  # noqa: ANN001
+    """After a write error on standard output, make Python's flush at exit succeed silently
+    (the unwritten text would otherwise end in 'Exception ignored' and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def _say(line: str) -> None:
+    from generator.matcher.report import visible  # names from a folder or an archive may hold ESC: shown, not sent
+
+    try:
+        print("\n".join(visible(part) for part in line.split("\n")), file=sys.stderr)
+    except OSError:
+        pass  # standard error is unwritable too: the exit code still says it
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Every way out is an exit code and, on error, one line on standard error:
+    0 done, 1 problems found, 2 an input, an argument or the output unusable, 130 interrupted."""
+    if signal.getsignal(signal.SIGINT) is _interrupted_at_start:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on main catches Ctrl-C itself
+    _tolerant(sys.stdout)
+    _tolerant(sys.stderr)
+    stdout = sys.stdout
+    sys.stdout = _Output(stdout)
+    command = "kb"
+    try:
+        try:
+            code = _run(argv)
+        except SystemExit as exc:  # argparse's --help, --version and usage errors: their output is flushed too
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
+    except OutputError as exc:
+        _discard_pending_output(stdout)
+        _say(f"kb: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        _say("kb: interrupted")
+        return 130
+    except BrokenPipeError:
+        _discard_pending_output(stdout)
+        sys.stderr.close()
+        return 0
+    finally:
+        sys.stdout = stdout
+        if _CLI_PROCESS:  # the work is done: a Ctrl-C while Python shuts down must not turn it into -2
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -323,20 +481,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
+    except OutputError:
+        raise
     except CorpusError as exc:
         _print_problems(exc.problems)
         print(f"kb {args.command}: the corpus has {exc}; run 'kb validate'", file=sys.stderr)
         return 1
     except KbError as exc:
-        from generator.matcher.report import visible  # names from a folder or an archive may hold ESC: shown, not sent
-
-        print("\n".join(visible(line) for line in f"kb {args.command}: {exc}".split("\n")), file=sys.stderr)
+        _say(f"kb {args.command}: {exc}")
         return 2
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise
+    except OSError as exc:  # a file the command was pointed at, not handled where it was read or written
+        where = f"{display_path(Path(os.fsdecode(exc.filename)))}: " if exc.filename is not None else ""
+        _say(f"kb {args.command}: {where}{exc.strerror or exc}; check that the path names a file (not a folder) that "
+             "you may read, or write where the command writes")
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
+from generator import atomic
 from generator.errors import InputError, display_path
 from generator.corpus.model import CATEGORIES, ID_MAX_LENGTH, ID_PATTERN
 from generator.site.render import environment
@@ -25,11 +27,22 @@ def new_entry(entry_id: str, category: str, root: Path) -> Path:
         code = int(m.group(1))
     elif entry_id.startswith("xid-"):
         raise InputError(f"'{entry_id}' looks like an Xid entry: use --category xid")
-    existing = sorted(root.rglob(f"{entry_id}.yaml")) if root.exists() else []
+    if root.exists() and not root.is_dir():
+        raise InputError(f"{display_path(root)}: --root is not a folder; pass the folder that holds the entries "
+                         "(default kb/entries)")
+    try:
+        existing = sorted(root.rglob(f"{entry_id}.yaml")) if root.exists() else []
+    except OSError as exc:
+        raise InputError(f"{display_path(root)}: cannot read the folder: {exc.strerror or exc}; check its permissions") from None
     if existing:
         raise InputError(f"an entry '{entry_id}' already exists: {display_path(existing[0])}")
     path = root / category / f"{entry_id}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = environment().get_template("new-entry.yaml.j2").render(id=entry_id, category=category, code=code)
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.replace_text(path, text)  # whole or not at all: a full disk leaves no half template
+    except OSError as exc:
+        shown = display_path(Path(os.fsdecode(exc.filename))) if exc.filename else display_path(path)
+        raise InputError(f"{shown}: cannot write the new entry: {exc.strerror or exc}; check that --root names a "
+                         "folder you can write to (default kb/entries)") from None
     return path

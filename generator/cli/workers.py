@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from pathlib import Path
 
 from generator.errors import InputError, KbError
@@ -41,6 +42,12 @@ _INHERITED = None
 
 def _inherit(diagnoser) -> None:  # noqa: ANN001 - a Diagnoser, or None
     global _INHERITED
+    # Ctrl-C reaches the whole process group: the parent stops the pool (terminate), so a
+    # worker ignores it rather than print its own KeyboardInterrupt traceback
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not a main thread (a pool of threads in a test): nothing to quiet
+        pass
     _INHERITED = diagnoser
 
 
@@ -67,7 +74,18 @@ def diagnose_in_workers(rules: dict, engine: str, files: list[str], workers: int
     fork = hasattr(os, "fork")
     ctx = multiprocessing.get_context("fork" if fork else "spawn")
     diagnoser = make_diagnoser(rules, engine)  # the parent folds the workers' results with it too
-    with ctx.Pool(len(shares), initializer=_inherit, initargs=(diagnoser if fork else None,)) as pool:
+    # the workers start with SIGINT ignored (a Ctrl-C while they fork, before _inherit runs, would
+    # otherwise print a worker's traceback); the parent's own handler is back once they exist
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals are not this thread's to handle
+        previous = None
+    try:
+        pool = ctx.Pool(len(shares), initializer=_inherit, initargs=(diagnoser if fork else None,))
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    with pool:
         # under fork the workers hold the diagnoser already: the rules need not travel to them
         results = pool.map(_work, [(None if fork else rules, engine, files, share, max_unpacked) for share in shares])
     parts = []

@@ -6,6 +6,7 @@ docs/contributing.md holds it between two markers; `kb docs` rewrites that block
 
 from __future__ import annotations
 
+import os
 import typing
 from pathlib import Path
 
@@ -60,16 +61,48 @@ def reference() -> str:
     return "\n".join(lines)
 
 
+MAX_GUIDE_BYTES = 4_000_000  # the guide is about 40 KB
+
+
 def update(guide: Path, check: bool) -> bool:
-    """Rewrite (or check) the block in ``guide``; returns whether it was current."""
-    text = guide.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        raise ValueError(f"{guide}: the field-reference markers are missing")
+    """Rewrite (or check) the block in ``guide``; returns whether it was current. Raises
+    ``InputError`` (with the path and what to do) for a guide that cannot be used."""
+    import stat
+
+    from generator import atomic
+    from generator.errors import InputError, display_path
+
+    shown = display_path(guide)
+    try:
+        with open(guide, "rb", opener=lambda path, flags: os.open(path, flags | os.O_NONBLOCK)) as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise InputError(f"{shown}: is not a regular file; pass the Markdown guide with --guide")
+            raw = fh.read(MAX_GUIDE_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read it: {exc.strerror or exc}; pass the Markdown guide with --guide") from None
+    if len(raw) > MAX_GUIDE_BYTES:
+        raise InputError(f"{shown}: is over {MAX_GUIDE_BYTES:,} bytes; this is not the contributor guide")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{shown}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as "
+                         "UTF-8") from None
+    start, end = text.find(START), text.find(END)
+    if start < 0 or end < 0:
+        raise InputError(f"{shown}: the field-reference markers are missing; put the lines {START!r} and {END!r} "
+                         "where the reference goes")
+    if text.find(END, start + len(START)) < 0:
+        line = text.count("\n", 0, start) + 1
+        raise InputError(f"{shown}:{line}: no field-reference end marker after the start marker (the two are in the "
+                         f"wrong order?); put {END!r} after {START!r}")
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
     new = before + reference() + after
     if new == text:
         return True
     if not check:
-        guide.write_text(new, encoding="utf-8")
+        try:
+            atomic.replace_text(guide, new)
+        except OSError as exc:
+            raise InputError(f"{shown}: cannot write it: {exc.strerror or exc}; check that it is writable") from None
     return False

@@ -6,7 +6,11 @@ sequences indented under their key, no line folding. Comments survive (ruamel.ya
 round-trip loader keeps them attached to their keys).
 
 A rewrite is only written when the data reads back identical (same values, same
-comments), so formatting can never lose or change content.
+comments: every comment, wherever it stands, compared as text), so formatting can never lose
+or change content; a file it cannot rewrite so is left as it is and named, with the line of the
+comment it would lose. The file is replaced whole (``atomic.replace_text``): a write that fails
+part way leaves the entry as it was. Only regular files of at most the validator's size are
+read (``load.read_entry``), never a FIFO or a device.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from generator.corpus.load import structure_problems
+import yaml
+
+from generator import atomic
+from generator.corpus.load import read_entry, structure_problems
 from generator.corpus.model import PROSE_FIELDS, Entry, nested_model
 from generator.corpus.safety import offset_to_line_col
 
@@ -35,6 +42,7 @@ class FormatResult:
     path: Path
     changed: bool
     error: str | None = None
+    line: int | None = None  # where the error is, when it is at one place
 
 
 def _yaml() -> YAML:
@@ -90,8 +98,43 @@ def canonical(text: str) -> str:
     return out.getvalue()
 
 
-def _comments(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip().startswith("#")]
+def _comments(text: str) -> list[tuple[str, int]]:
+    """Every comment of a YAML text with its line (1-based), in order: whole-line ones and those
+    after a value, inside flow lists and mappings too. A ``#`` inside a quoted or block scalar is
+    text, not a comment: what lies outside every token the YAML scanner reports is comment."""
+    spans = []
+    for token in yaml.scan(text, Loader=yaml.SafeLoader):  # the pure-Python scanner: marks count characters
+        if token.end_mark.index > token.start_mark.index:
+            spans.append((token.start_mark.index, token.end_mark.index))
+    found = []
+    pos = 0
+    spans.append((len(text), len(text)))
+    for start, end in spans:
+        gap = text[pos:start]
+        offset = 0
+        while True:
+            hash_at = gap.find("#", offset)
+            if hash_at < 0:
+                break
+            line_end = gap.find("\n", hash_at)
+            line_end = len(gap) if line_end < 0 else line_end
+            found.append((gap[hash_at:line_end].rstrip(), text.count("\n", 0, pos + hash_at) + 1))
+            offset = line_end
+        pos = max(pos, end)
+    return found
+
+
+def _lost_comment(before: str, after: str) -> int | None:
+    """The line in ``before`` of the first comment ``after`` does not hold (as often), or None."""
+    left: dict[str, int] = {}
+    for comment, _line in _comments(after):
+        left[comment] = left.get(comment, 0) + 1
+    for comment, line in _comments(before):
+        if left.get(comment, 0):
+            left[comment] -= 1
+        else:
+            return line
+    return 0 if any(left.values()) else None
 
 
 def _plain(value: object) -> object:
@@ -106,26 +149,27 @@ def _plain(value: object) -> object:
 
 
 def format_file(path: Path, check: bool) -> FormatResult:
+    raw, why = read_entry(path)  # a regular file of at most the validator's size, read without blocking
+    if raw is None:
+        return FormatResult(path, False, f"not formatted: {why[0]}; {why[1]}")
     try:
-        raw = path.read_bytes()
         original = raw.decode("utf-8")
         # a byte-order mark is no part of the entry: the canonical form is UTF-8 without one
         text = original[1:] if original.startswith("\ufeff") else original
         unsafe = structure_problems(text, str(path))
         if unsafe:  # an alias bomb would make the read-back comparison below expand it
-            return FormatResult(path, False, f"not formatted: YAML problem at line {unsafe[0].line} "
-                                             f"({unsafe[0].message}); run kb validate")
+            return FormatResult(path, False, f"not formatted: YAML problem at line {unsafe[0].line} ({unsafe[0].code} "
+                                             f"{unsafe[0].message}); run kb validate",
+                                unsafe[0].line)
         formatted = canonical(text)
-    except OSError as exc:
-        return FormatResult(path, False, f"cannot read: {exc.strerror or exc}")
     except UnicodeDecodeError as exc:
         line, col = offset_to_line_col(raw, exc.start)
         return FormatResult(path, False, f"not formatted: not UTF-8 text at line {line + 1}, column {col + 1} "
                                          f"(byte 0x{raw[exc.start]:02x}); save the file as UTF-8, then run kb validate")
     except YAMLError as exc:
         return FormatResult(path, False, f"not formatted: YAML problem ({str(exc).splitlines()[0]}); run kb validate")
-    except RecursionError:
-        return FormatResult(path, False, "not formatted: the YAML nests too deeply to read; run kb validate")
+    except (RecursionError, ValueError):
+        return FormatResult(path, False, "not formatted: the YAML cannot be read as an entry; run kb validate")
     if formatted == original:
         return FormatResult(path, False)
     safe = YAML(typ="safe")
@@ -133,9 +177,20 @@ def format_file(path: Path, check: bool) -> FormatResult:
         same = _plain(safe.load(formatted)) == _plain(safe.load(text))
     except YAMLError:
         same = False
-    if not same or sorted(_comments(formatted)) != sorted(_comments(text)):
-        return FormatResult(path, False, "not formatted: the canonical form would change content or comments "
+    if not same:
+        return FormatResult(path, False, "not formatted: the canonical form would change content "
                                          "(please report this file)")
+    lost = _lost_comment(text, formatted)
+    if lost is not None:
+        return FormatResult(path, False, "not formatted: kb fmt cannot keep this comment where it stands (inside a "
+                                         "[...] or {...} list written over several lines, or after a block "
+                                         "indicator); move it onto a line of its own above the key, then run kb fmt "
+                                         "again" if lost else "not formatted: the canonical form would change the "
+                                         "comments (please report this file)", lost or None)
     if not check:
-        path.write_text(formatted, encoding="utf-8")
+        try:
+            atomic.replace_text(path, formatted)
+        except OSError as exc:
+            return FormatResult(path, False, f"cannot write: {exc.strerror or exc}; the file is unchanged: check "
+                                             "that it and its folder are writable, and that the disk has room")
     return FormatResult(path, True)

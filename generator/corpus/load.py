@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import gc
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -174,11 +175,30 @@ class LoadedFile:
 
 
 def entry_files(root: Path) -> list[Path]:
-    """Every entry file under ``root``: ``*.yaml`` files, in a stable order."""
-    if not root.exists():
-        raise InputError(f"{display_path(root)}: no such folder; pass the folder that holds the entries (default kb/entries)")
-    if root.is_file():
+    """Every entry file under ``root``: ``*.yaml`` files, in a stable order.
+
+    A ``root`` that is no folder is one file, whatever it is: a device, a FIFO or a dangling link
+    is refused by whoever reads it (``read_entry``) with its reason, never opened blindly."""
+    import errno
+
+    try:
+        root.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or root.is_symlink():
+            return [root]  # the reader says why: a link loop, or where the dangling link points
+        if exc.errno != errno.ENOENT:
+            raise InputError(f"{display_path(root)}: cannot be read: {exc.strerror or exc}; check its permissions") from None
+        what = "file" if root.suffix in (".yaml", ".yml") else "folder"
+        raise InputError(f"{display_path(root)}: no such {what}; pass an entry file or the folder that holds the "
+                         "entries (default kb/entries)") from None
+    if not root.is_dir():
+        if not root.is_file():
+            raise InputError(f"{display_path(root)}: is neither a folder nor an entry file (a device, FIFO or socket); "
+                             "pass an entry file or the folder that holds the entries (default kb/entries)")
         return [root]
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise InputError(f"{display_path(root)}: cannot read the folder: Permission denied; make it readable "
+                         "(chmod a+rx) or pass another folder")
     # every path named like an entry, whatever it is: a folder, a dangling link or a FIFO named
     # *.yaml is reported by load_file rather than skipped in silence
     return sorted(p for p in root.rglob("*.yaml") if not p.name.startswith("."))
@@ -206,21 +226,60 @@ def _not_a_file(path: Path) -> tuple[str, str] | None:
     return None
 
 
+def read_entry(path: Path) -> tuple[bytes | None, tuple[str, str] | None]:
+    """The bytes of the entry file at ``path``, or (None, (message, hint)) saying why it cannot be one.
+
+    Opened without blocking (a FIFO named like an entry would wait for a writer for ever), checked
+    to be a regular file of at most ``MAX_ENTRY_BYTES`` before anything is read, and read with a
+    bound (a file that grows meanwhile is still refused by its size): `kb validate` and `kb fmt`
+    share this."""
+    import stat as st
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        unusable = _not_a_file(path)
+        if unusable:
+            return None, unusable
+        return None, (f"cannot read the file: {exc.strerror or exc}",
+                      "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file")
+    try:
+        info = os.fstat(fd)
+        if not st.S_ISREG(info.st_mode):
+            return None, _not_a_file(path) or ("is not a regular file (a FIFO, socket or device)",
+                                               "replace it with the entry file, or remove it")
+        if info.st_size > MAX_ENTRY_BYTES:
+            return None, _too_big(info.st_size)
+        chunks, size = [], 0
+        while size <= MAX_ENTRY_BYTES:
+            chunk = os.read(fd, MAX_ENTRY_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        raw = b"".join(chunks)
+    except OSError as exc:
+        return None, (f"cannot read the file: {exc.strerror or exc}",
+                      "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file")
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_ENTRY_BYTES:
+        return None, _too_big(len(raw), grew=True)
+    return raw, None
+
+
+def _too_big(size: int, grew: bool = False) -> tuple[str, str]:
+    said = f"file grew past {MAX_ENTRY_BYTES:,} bytes while it was read" if grew else f"file is {size:,} bytes"
+    return f"{said}; an entry is at most {MAX_ENTRY_BYTES:,}", "split the entry, or move long logs out of it"
+
+
 def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:
     """Load and validate one entry file, collecting every problem found in it."""
     shown = display_path(path)
     loaded = LoadedFile(path, shown, None)
-    unusable = _not_a_file(path)
-    if unusable:
-        return loaded, [Problem(shown, 1, 1, "KB001", unusable[0], unusable[1])]
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return loaded, [Problem(shown, 1, 1, "KB001", f"cannot read the file: {exc.strerror or exc}",
-                                "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file")]
-    if len(raw) > MAX_ENTRY_BYTES:
-        return loaded, [Problem(shown, 1, 1, "KB001", f"file is {len(raw):,} bytes; an entry is at most {MAX_ENTRY_BYTES:,}",
-                                "split the entry, or move long logs out of it")]
+    raw, why = read_entry(path)
+    if raw is None:
+        return loaded, [Problem(shown, 1, 1, "KB001", why[0], why[1])]
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # what some Windows editors save: every other byte a NUL
         return loaded, [Problem(shown, 1, 1, "KB001", "file is UTF-16 text; entries are UTF-8",
                                 "save the file as UTF-8 (in the editor's encoding menu, or: iconv -f UTF-16 -t UTF-8)")]
@@ -261,7 +320,7 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
     loaded._node = node
 
     problems = list(_walk_structure(node, shown))
-    if any(p.code in ("KB007", "KB001") for p in problems):
+    if any(p.code != "KB002" for p in problems):
         return loaded, problems  # never construct: an alias can stand for billions of values
     if node is None or not isinstance(node, yaml.MappingNode):
         line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
@@ -281,6 +340,11 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
         loaded.entry = Entry.model_validate(data)
     except ValidationError as exc:
         problems.extend(_validation_problems(exc, loaded))
+    if loaded.entry is not None:
+        surrogates = list(_surrogate_patterns(loaded))
+        if surrogates:  # every later check (and the rules' JSON, Hyperscan's byte form) would fail on it
+            problems.extend(surrogates)
+            loaded.entry = None
     if not problems:
         loaded._node = None  # positions are only needed to report problems; free the tree
     return loaded, problems
@@ -299,7 +363,7 @@ def structure_problems(text: str, shown: str) -> list[Problem]:
         return [Problem(shown, line, col, "KB001", f"YAML error: {getattr(exc, 'problem', None) or exc}")]
     finally:
         loader.dispose()
-    return [p for p in _walk_structure(node, shown) if p.code in ("KB007", "KB001")]
+    return [p for p in _walk_structure(node, shown) if p.code != "KB002"]
 
 
 def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFile], list[Problem]]:
@@ -315,6 +379,9 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
     from its text when asked for).
     """
     paths = entry_files(root)
+    if not paths:  # a mistyped root that exists (an empty folder, /proc) must not pass as a clean corpus
+        raise InputError(f"{display_path(root)}: no entry files (*.yaml) under this folder; pass the folder that holds "
+                         "the entries (default kb/entries)")
     paused = gc.isenabled()
     gc.disable()
     child = None
@@ -421,10 +488,13 @@ def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
                               "entries may not use anchors or aliases")
             continue
         seen_nodes.add(id(current))
-        if isinstance(current, yaml.MappingNode):
+        if isinstance(current, yaml.ScalarNode):
+            yield from _scalar_problems(current, shown)
+        elif isinstance(current, yaml.MappingNode):
             seen: dict[str, yaml.Node] = {}
             for k, v in current.value:
                 if isinstance(k, yaml.ScalarNode):
+                    yield from _scalar_problems(k, shown)
                     if k.value in seen:
                         first = seen[k.value].start_mark.line + 1
                         yield Problem(shown, k.start_mark.line + 1, k.start_mark.column + 1, "KB002",
@@ -436,6 +506,64 @@ def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
                 stack.append((v, depth + 1))
         elif isinstance(current, yaml.SequenceNode):
             stack.extend((item, depth + 1) for item in current.value)
+
+
+_INT = "tag:yaml.org,2002:int"
+MAX_NUMBER_DIGITS = 4_000  # Python refuses to convert an integer of more than 4,300 digits to or from text
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scalar_problems(node: yaml.ScalarNode, shown: str) -> Iterable[Problem]:
+    """What in one scalar would crash the constructor or any writer later: a number too long to
+    read (KB004) and a lone surrogate escape such as "\\ud800" (KB006), which no UTF-8 file,
+    page or regular-expression engine can hold."""
+    value = node.value
+    if node.tag == _INT and len(value) > MAX_NUMBER_DIGITS:
+        yield Problem(shown, node.start_mark.line + 1, node.start_mark.column + 1, "KB004",
+                      f"a number of {len(value):,} digits; no field holds a number that long (at most {MAX_NUMBER_DIGITS:,})",
+                      "write the number the field needs (an Xid code is 1 to 3 digits), or quote the value if it is text")
+    bad = _SURROGATE.search(value)
+    if bad:
+        yield Problem(shown, node.start_mark.line + 1, node.start_mark.column + 1, "KB006",
+                      f"the text holds a lone surrogate \\u{ord(bad.group()):04x} (half of a UTF-16 pair: no character)",
+                      "write the character itself, or its full escape (\\U0001F600 for U+1F600); "
+                      "a \\ud800-\\udfff escape on its own is not text")
+
+
+def _surrogate_patterns(loaded: LoadedFile) -> Iterable[Problem]:
+    """KB020 for each pattern whose escapes name a lone surrogate (``\\ud800``): Python's ``re``
+    takes it, but it matches no character of a UTF-8 log, and no rules file or byte form holds it."""
+    from re import _parser as sre  # noqa: PLC0415 - the parse tree the matcher's analysis reads too
+
+    for i, sig in enumerate(loaded.entry.signatures):  # type: ignore[union-attr]
+        if "\\" not in sig.pattern:
+            continue
+        try:
+            tree = sre.parse(sig.pattern)
+        except (re.error, RecursionError, OverflowError, MemoryError):
+            continue  # reported as KB020 or KB025 by the checks
+        code = _surrogate_in(tree)
+        if code is not None:
+            yield loaded.problem("KB020", f"signature '{sig.id}': pattern names a lone surrogate \\u{code:04x} (half of "
+                                 "a UTF-16 pair, not a character: no log line holds it)", "signatures", i, "pattern",
+                                 hint="write the character itself, or its full escape (\\U0001F600 for U+1F600); "
+                                      "a \\ud800-\\udfff escape on its own matches nothing")
+
+
+def _surrogate_in(tree: object) -> int | None:
+    from re import _constants as c  # noqa: PLC0415
+
+    stack = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple) and len(item) == 2 and (item[0] is c.LITERAL or item[0] is c.NOT_LITERAL) \
+                and isinstance(item[1], int) and 0xD800 <= item[1] <= 0xDFFF:
+            return item[1]
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif hasattr(item, "data"):  # a SubPattern
+            stack.extend(item.data)
+    return None
 
 
 # --- pydantic errors to problems -----------------------------------------------------------

@@ -88,11 +88,29 @@ def canonical(doc: dict) -> str:
 
 
 def write_rules(corpus: Corpus, path: Path) -> dict:
+    """Compile and write ``path`` (only when its content changes). An output that is no file to
+    replace (a folder, a device such as /dev/full, a FIFO) or cannot be written is an ``InputError``
+    naming it; the existing file is compared only when it has the new text's size (never read whole)."""
+    import os
+    import stat
+
     rules = compile_rules(corpus)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(rules, indent=1, ensure_ascii=False) + "\n"
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder, not a rules file; remove it and run 'kb rules' again")
-    if not path.exists() or path.read_bytes() != text.encode("utf-8"):
-        atomic.write_text(path, text)
+    data = text.encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{path}: is a folder, not a rules file; remove it and run 'kb rules' again")
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{path}: is not a regular file (a device, FIFO or socket); pass --output a file path")
+        if info is None or info.st_size != len(data) or path.read_bytes() != data:
+            atomic.write_text(path, text)
+    except OSError as exc:
+        where = os.fsdecode(exc.filename) if exc.filename else str(path)
+        raise InputError(f"{where}: cannot write the rules: {exc.strerror or exc}; check that the folder is writable "
+                         "and that the disk has room, or pass another --output") from None
     return rules
