@@ -435,3 +435,18 @@ def test_diagnose_uses_the_last_good_rules_while_an_entry_does_not_validate(tmp_
     (root / "build" / "rules.json").unlink()
     fresh = run_kb("diagnose", str(log), cwd=root)
     assert fresh.code == 1 and "KB001" in fresh.out and "warning" not in fresh.err
+
+
+def test_a_broken_link_and_a_loop_of_links_are_named_as_such(tmp_path: Path) -> None:
+    """Red team s29: both were reported as 'no such file', which sends the reader looking for a typo."""
+    (tmp_path / "a.log").symlink_to("b.log")
+    (tmp_path / "b.log").symlink_to("a.log")
+    (tmp_path / "gone.log").symlink_to("rotated-away.log")
+    loop = run_kb("diagnose", str(tmp_path / "a.log"))
+    assert loop.code == 2 and "a loop of symbolic links" in loop.err, loop.err
+    gone = run_kb("diagnose", str(tmp_path / "gone.log"))
+    assert gone.code == 2 and "a symbolic link to rotated-away.log, which does not exist" in gone.err, gone.err
+    log = tmp_path / "kern.log"
+    log.write_text("kernel: eth0 up\n" * 10, encoding="utf-8")
+    small = run_kb("diagnose", "--max-unpacked", "1", str(log))
+    assert small.code == 2 and "more than 1 byte read" in small.err and "0 MiB" not in small.err, small.err

@@ -162,11 +162,21 @@ def expand_inputs(targets: list[str]) -> list[str]:
             continue
         path = Path(target)
         if path.is_dir():
+            if not os.access(path, os.R_OK | os.X_OK):
+                raise InputError(f"{target}: the folder cannot be read (permission denied); run as a user who may "
+                                 "read it, or pass the files inside it")
             found = sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
             if not found:
                 raise InputError(f"{target}: the folder holds no files")
             out.extend(str(p) for p in found)
         elif not path.exists():
+            if path.is_symlink():  # a link whose target is missing, or a loop of links
+                try:
+                    path.resolve(strict=True)
+                except RuntimeError:
+                    raise InputError(f"{target}: a loop of symbolic links; point the link at the log file") from None
+                except OSError:
+                    raise InputError(f"{target}: a symbolic link to {os.readlink(path)}, which does not exist") from None
             raise InputError(f"{target}: no such file")
         else:
             out.append(target)

@@ -58,7 +58,9 @@ class _LimitError(UnpackError):
 
 
 def _size_text(n: int) -> str:
-    return f"{n / (1 << 30):.0f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.0f} GiB"
+    return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n:,} byte{'' if n == 1 else 's'}"
 
 
 # Compressions read by tools this reader does not carry (the browser's Python has no lzma or bz2
