@@ -825,3 +825,27 @@ def test_a_dropped_folder_past_the_file_bound_says_how_many_were_not_read(contex
     assert report["input"]["files"] == 10_000
     shown = page.locator(".kb-doctor__report").inner_text()
     assert "only 10,000 of the 10,011 dropped files were read" in shown, shown[:500]
+
+
+def test_a_box_used_offline_says_the_download_failed_and_offers_retry(browser, server) -> None:
+    """Red team s29 (F11): an entry page loaded, the connection lost, then its box used: 'Python
+    could not start: the worker failed to load', which names neither the download nor the
+    connection."""
+    ctx = browser.new_context()
+    try:
+        page = ctx.new_page()
+        page.goto(server.url + "/entries/xid-79/")
+        page.wait_for_load_state("networkidle")
+        ctx.set_offline(True)
+        root = page.locator(".kb-doctor").first
+        root.locator("textarea").fill("[ 12.5] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n")
+        root.locator("button", has_text="Diagnose").click()
+        assert _wait_state(page, ("error", "done"), 60)[0] == "error"
+        status = root.locator(".kb-doctor__status").inner_text()
+        assert "could not be downloaded (this browser is offline)" in status and "check the connection" in status, status
+        assert root.locator("button", has_text="Retry").count() == 1
+        ctx.set_offline(False)
+        root.locator("button", has_text="Retry").click()
+        assert _wait_state(page, ("error", "done"), BOOT_WAIT_MS / 1000)[0] == "done"
+    finally:
+        ctx.close()

@@ -58,7 +58,10 @@
       worker.onerror = (event) => {
         clearTimeout(timer);
         worker.terminate();
-        reject(new Error(`Python could not start: ${event.message || "the worker failed to load"}`));
+        // a worker script that cannot be fetched gives an event with no message: say the likely cause
+        const offline = navigator.onLine === false ? " (this browser is offline)" : "";
+        reject(new Error(`Python could not start: ${event.message || `the doctor's worker script could not be downloaded${offline}; ` +
+          "check the connection to this site and retry"}`));
       };
       worker.postMessage({ type: "boot", site: SITE.href });
     });
