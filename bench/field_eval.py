@@ -28,7 +28,7 @@ from bench.results_file import section_head, write_section  # noqa: E402
 import yaml  # noqa: E402
 
 from generator.cli.diagnose import ensure_rules, evaluate, family_scores, lead_counts, make_diagnoser  # noqa: E402
-from tools.field_merge import _norm, cited_threads  # noqa: E402
+from tools.field_merge import _norm, cited_threads, read_scope  # noqa: E402
 from tools import field_loto  # noqa: E402
 
 FIELD = ROOT / "tests" / "fixtures" / "field"
@@ -40,12 +40,6 @@ _CUT_NOTE = re.compile(r"excerpt (?:is )?cut|cut (?:off|before)|stops before", r
 
 def _cut(label: dict) -> bool:
     return bool(_CUT_NOTE.search(str(label.get("note") or "")))
-
-
-def read_scope(path: Path) -> dict[str, str]:
-    """scope.tsv: per source URL, 'in' or 'out' of the brief's reader's scope (SCOPE.md)."""
-    rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#"))
-    return {row[0]: row[1] for row in rows}
 
 
 def _pct(a: int, b: int) -> str:
@@ -76,6 +70,10 @@ def main() -> int:
               *leads]
     cited = cited_threads(ROOT / "kb" / "entries")
     scope = read_scope(FIELD / "scope.tsv")
+
+    def in_scope(label: dict) -> bool:
+        return scope.get(_norm(label["source"])) == "in"
+
     scoped_families: list[str] = []
     lines += ["", "| part | subset | failure logs | top-1 | top-3 | healthy logs | false positives |",
               "|---|---|---|---|---|---|---|"]
@@ -88,12 +86,12 @@ def main() -> int:
         # where the gap lies, from the labels alone: a class the atlas lacked when the case was
         # collected (new: true), and an excerpt the collector noted as cut before its failure line
         # the brief's reader (SCOPE.md, decided from the thread's project alone, scope.tsv)
-        subsets += [("in scope (SCOPE.md)", lambda i: scope.get(_norm(i["source"])) == "in"),
+        subsets += [("in scope (SCOPE.md)", in_scope),
                     ("out of scope (SCOPE.md)", lambda i: scope.get(_norm(i["source"])) == "out")]
         subsets += [("class known at collection, excerpt whole", lambda i: not i.get("new") and not _cut(i)),
                     ("class known at collection, excerpt cut", lambda i: not i.get("new") and _cut(i)),
                     ("class lacked at collection (new: true)", lambda i: bool(i.get("new")))]
-        inside = [r for r in results if scope.get(_norm(labels[r.case]["source"])) == "in" and r.expected != "none"]
+        inside = [r for r in results if in_scope(labels[r.case]) and r.expected != "none"]
         scoped_families.append(f"- {part}: " + ", ".join(
             f"{fam} {sum(r.top1 for r in inside if labels[r.case]['family'] == fam)}/"
             f"{sum(1 for r in inside if labels[r.case]['family'] == fam)}"

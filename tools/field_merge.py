@@ -46,10 +46,16 @@ def _load(part: Path) -> list[dict]:
     return yaml.safe_load((part / "labels.yaml").read_text(encoding="utf-8")) or []
 
 
+def read_scope(table: Path) -> dict[str, str]:
+    """scope.tsv: per source URL, 'in' or 'out' of the brief's reader's scope (SCOPE.md)."""
+    rows = (line.split("\t") for line in table.read_text(encoding="utf-8").splitlines() if not line.startswith("#"))
+    return {row[0]: row[1] for row in rows}
+
+
 def record_scope(table: Path, sources: list[str], wave: int) -> None:
     """Add the wave's threads that scope.tsv lacks, as in scope (their collector took them under
     SCOPE.md's rule)."""
-    known = {line.split("\t", 1)[0] for line in table.read_text(encoding="utf-8").splitlines()}
+    known = read_scope(table)
     fresh = [u for u in dict.fromkeys(map(_norm, sources)) if u not in known]
     with table.open("a", encoding="utf-8") as fh:
         fh.writelines(f"{u}\tin\tcollected under SCOPE.md (wave {wave})\n" for u in fresh)

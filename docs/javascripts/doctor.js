@@ -243,8 +243,8 @@
 
   // `page`: what the page knows of its inputs: `label` (what was read, for the heading: a file's
   // name, "the pasted log"; none for the text in the box), `empty` (every input was empty) and
-  // `notes` (`kind` "empty" and `text`: one of several inputs that is empty; an input that looks
-  // binary is said by the matcher's own note, read.looks_binary, in the report's notes)
+  // `notes` (sentences: one of several inputs that is empty, files of a dropped folder left
+  // unread; an input that looks binary is said by the matcher's own note, read.looks_binary)
   function renderReport(report, compact, page) {
     page = page || {};
     const box = el("div", { class: "kb-doctor__report" });
@@ -287,10 +287,10 @@
       box.append(el("p", { class: "kb-doctor__meta kb-doctor__cut", text: `Note: ${plural(cut, "stretch", "stretches")} of over ` +
         "64 KiB without a line break: only the first and last 64 KiB of each were read." }));
     }
-    // what the page saw of its inputs (by name), unless the matcher's notes say it already
+    // what the page saw of its inputs (by name): what the matcher cannot know (one of several
+    // files empty, files of a dropped folder left unread)
     for (const note of page.notes || []) {
-      if (notes.some((n) => n.includes(note.kind))) continue;
-      box.append(el("p", { class: "kb-doctor__meta kb-doctor__input-note", text: `Note: ${note.text}` }));
+      box.append(el("p", { class: "kb-doctor__meta kb-doctor__input-note", text: `Note: ${note}` }));
     }
     if (report.recovery_action) {
       box.append(el("p", { text: `NVIDIA's recovery action for this GPU (Xid 154): ${report.recovery_action}` }));
@@ -481,10 +481,10 @@
           if (this.busy) this.refuse(files.length > 1 ? `The ${files.length} dropped files were not read` : `${files[0].name} was not read`,
             files.length > 1 ? "drop them again" : "drop it again");
           else {
-            const passed = files.passed ? [{ kind: "passed", text: `only ${files.length.toLocaleString()} of the ` +
+            const passed = files.passed ? [`only ${files.length.toLocaleString()} of the ` +
               `${(files.length + files.passed).toLocaleString()}${files.passed >= MAX_DROPPED * 10 ? " or more" : ""} dropped ` +
               `files were read (at most ${MAX_DROPPED.toLocaleString()} at once, in the order the browser listed them): ` +
-              "drop the folders holding the rest separately, or run kb diagnose on the folder" }] : [];
+              "drop the folders holding the rest separately, or run kb diagnose on the folder"] : [];
             this.start(files.map(fileSource), undefined, undefined, passed);
           }
         }, (err) => { if (!this.busy) this.showError(new Error(`the dropped files could not be listed (${err && err.message ? err.message : err})`), null); });
@@ -642,7 +642,7 @@
         let done = 0;
         for (const [i, input] of sources.entries()) {
           await channel.send({ type: "begin", name: input.name });
-          if (!input.size && sources.length > 1) pageNotes.push({ kind: "empty", text: `${named(input)} is empty (0 bytes)` });
+          if (!input.size && sources.length > 1) pageNotes.push(`${named(input)} is empty (0 bytes)`);
           let pos = 0;
           while (pos < input.size) {
             if (this.cancelled) {

@@ -533,13 +533,13 @@ def _scalar_problems(node: yaml.ScalarNode, shown: str) -> Iterable[Problem]:
 def _surrogate_patterns(loaded: LoadedFile) -> Iterable[Problem]:
     """KB020 for each pattern whose escapes name a lone surrogate (``\\ud800``): Python's ``re``
     takes it, but it matches no character of a UTF-8 log, and no rules file or byte form holds it."""
-    from re import _parser as sre  # noqa: PLC0415 - the parse tree the matcher's analysis reads too
+    from generator.corpus.literals import parse  # noqa: PLC0415 - the cached tree the later checks walk too
 
     for i, sig in enumerate(loaded.entry.signatures):  # type: ignore[union-attr]
         if "\\" not in sig.pattern:
             continue
         try:
-            tree = sre.parse(sig.pattern)
+            tree = parse(sig.pattern)
         except (re.error, RecursionError, OverflowError, MemoryError):
             continue  # reported as KB020 or KB025 by the checks
         code = _surrogate_in(tree)

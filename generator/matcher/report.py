@@ -57,8 +57,12 @@ def _input_notes(stats, sources, explained: bool) -> list[str]:  # noqa: ANN001 
     if not stats.binary:
         return []
     named = [src.info.name for src in sources or () if src.stats.binary]
-    which = (f"{named[0]} looks" if len(named) == 1 else f"{len(named):,} of the {len(sources):,} files look"
-             if len(sources or ()) > 1 else "the input looks")
+    if len(named) == 1:
+        which = f"{named[0]} looks"
+    elif named:
+        which = f"{len(named):,} of the {len(sources):,} files look"
+    else:  # no sources given: one input
+        which = "the input looks"
     return [f"{which} binary (control bytes or text that is not UTF-8 near the start: a program, an image or a core "
             "dump, not a text log); it was read as text anyway, so a finding or lead from it may mean little"]
 

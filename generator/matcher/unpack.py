@@ -26,9 +26,10 @@ the end of the file, a zip that ends before its central directory. A zip's folde
 not files: they are neither read nor counted; a zip member that cannot be read (encrypted, or
 compressed another way) is passed over by its size with a note, and the other members are read.
 xz, bzip2, zstd and 7-Zip data are recognised by their first bytes and refused with the command
-that unpacks them (the browser's Python carries no lzma or bz2 module). In the outermost layer each is an ``UnpackError`` (at close, after what
-came before was read); inside a member of an archive it is a note, the rest of that member is
-passed over and the archive's other members are still read.
+that unpacks them (the browser's Python carries no lzma or bz2 module). In the outermost layer
+each is an ``UnpackError`` (at close, after what came before was read); inside a member of an
+archive it is a note, the rest of that member is passed over and the archive's other members
+are still read.
 """
 
 from __future__ import annotations
