@@ -176,3 +176,38 @@ def test_schema_output_that_cannot_be_written_is_one_line(tmp_path: Path, output
         result = run_kb("schema", "--output", path, *extra)
         assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
     assert not (tmp_path / "MISSING").exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (("diagnose", "--jobs", "0"), "argument --jobs: '0' is out of range: worker processes are 1 to 256"),
+    (("diagnose", "--jobs=-4"), "argument --jobs: '-4' is out of range: worker processes are 1 to 256"),
+    (("diagnose", "--jobs", "257"), "argument --jobs: '257' is out of range"),
+    (("diagnose", "--jobs", "2.5"), "argument --jobs: '2.5' is not a whole number; give the worker processes as 1 to 256"),
+    (("eval", "--min-top1", "nan"), "argument --min-top1: 'nan' is not a rate; give a number from 0 to 1"),
+    (("eval", "--min-top1", "inf"), "argument --min-top1: 'inf' is not a rate"),
+    (("eval", "--min-top1", "1.01"), "argument --min-top1: '1.01' is not a rate"),
+    (("eval", "--min-top1=-0.2"), "argument --min-top1: '-0.2' is not a rate"),
+    (("diagnose", "--max-unpacked", "inf"), "argument --max-unpacked: 'inf' is not a size; write it like 512M"),
+    (("diagnose", "--max-unpacked", "nan"), "argument --max-unpacked: 'nan' is not a size"),
+    (("diagnose", "--max-unpacked", "0.5"), "argument --max-unpacked: '0.5' is out of range: a size is from 1 (byte) to 1024T"),
+    (("diagnose", "--max-unpacked", "1025T"), "argument --max-unpacked: '1025T' is out of range"),
+    (("diagnose", "--max-unpacked=-1"), "argument --max-unpacked: '-1' is out of range"),
+])
+def test_numeric_options_out_of_their_range_are_usage_errors(tmp_path: Path, args: tuple, words: str) -> None:
+    """Session 30: --jobs 0 or -4 and --min-top1 nan were taken silently (--min-top1 nan let every
+    eval pass), --max-unpacked inf was a traceback and 0.5 meant the 16G default."""
+    result = run_kb(*args, str(tmp_path))
+    lines = result.err.splitlines()
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert lines[0].startswith(f"kb {args[0]}: error: ") and words in lines[0], result.err
+    assert lines[1:] == [f"(see 'kb {args[0]} --help')"] and result.out == ""
+
+
+@pytest.mark.parametrize("option, text, value", [
+    ("jobs", "1", 1), ("jobs", "256", 256), ("min_top1", "0", 0.0), ("min_top1", "1", 1.0), ("min_top1", "0.75", 0.75),
+    ("max_unpacked", "1", 1), ("max_unpacked", "1.5K", 1536), ("max_unpacked", "1024T", 1 << 50),
+])
+def test_numeric_options_take_the_ends_of_their_range(option: str, text: str, value: float) -> None:
+    command = "eval" if option == "min_top1" else "diagnose"
+    args = build_parser().parse_args([command, f"--{option.replace('_', '-')}", text, "x"])
+    assert getattr(args, option) == value

@@ -130,7 +130,7 @@ def test_entry_paths_that_are_not_files_are_errors_with_codes(tmp_path: Path, mo
     assert result.code == 1 and "Traceback" not in result.err
     expected = {
         "dangling.yaml": "KB001 is a symbolic link to 'missing.yaml', which does not exist",
-        "fifo.yaml": "KB001 is not a regular file (a FIFO, socket or device)",
+        "fifo.yaml": "KB001 is not a regular file (a FIFO)",
         "folder.yaml": "KB001 is a folder named like an entry file",
         "loop-a.yaml": "KB001 is a symbolic link loop",
         "unreadable.yaml": "KB001 cannot read the file: Permission denied",

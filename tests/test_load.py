@@ -255,3 +255,31 @@ def test_an_empty_root_is_an_input_error(tmp_path: Path) -> None:
 
     with pytest.raises(InputError, match="no entry files"):
         load.load_corpus_files(tmp_path)
+
+
+# --- session 30: line breaks only YAML sees ----------------------------------------------------
+
+
+@pytest.mark.parametrize("char, name", [("\u2028", "U+2028 (line separator)"), ("\u2029", "U+2029 (paragraph separator)"),
+                                        ("\x85", "U+0085 (NEL, next line)")])
+def test_a_line_break_only_yaml_sees_is_kb001_where_the_editor_shows_it(tmp_path: Path, char: str, name: str) -> None:
+    """YAML 1.1 reads NEL, U+2028 and U+2029 as line breaks: in a quoted example line it was folded
+    into a space and the entry validated (the line checked was not the line written); in a plain
+    value it was a syntax error lines away from where any editor shows the character."""
+    text = BASE.read_text().replace('"ERROR something broke', f'"ERROR é{char}something broke')
+    loaded, problems = load_file(_write(tmp_path, text))
+    assert loaded.entry is None
+    assert [(p.code, p.line, p.col) for p in problems] == [("KB001", 14, 23)]
+    assert problems[0].message == f"{name} character: YAML reads it as a line break, which editors do not show"
+    assert problems[0].hint and "space" in problems[0].hint
+
+
+def test_fmt_refuses_a_line_break_only_yaml_sees_instead_of_folding_it_away(tmp_path: Path) -> None:
+    from generator.corpus.fmt import format_file
+
+    text = BASE.read_text().replace("severity: high\n", "severity: high\x85").replace("nothing broke", "nothing\x85broke")
+    path = _write(tmp_path, text)
+    result = format_file(path, check=False)
+    assert not result.changed and path.read_text(encoding="utf-8") == text
+    assert result.line == 4 and "YAML problem at line 4 (KB001 U+0085 (NEL, next line) character" in result.error
+    assert "(1 more in this file)" in result.error

@@ -274,8 +274,8 @@ def test_fmt_refuses_what_is_no_entry_file_without_blocking(tmp_path: Path) -> N
     proc = subprocess.run([sys.executable, "-m", "generator", "fmt", "--check", str(tmp_path / "entries")], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert f"{folder / 'p.yaml'}: not formatted: is not a regular file (a FIFO, socket or device)" in proc.stderr
-    assert f"{folder / 'z.yaml'}: not formatted: is not a regular file" in proc.stderr
+    assert f"{folder / 'p.yaml'}: not formatted: is not a regular file (a FIFO)" in proc.stderr
+    assert f"{folder / 'z.yaml'}: not formatted: is not a regular file (a character device)" in proc.stderr
     assert f"{folder / 'big.yaml'}: not formatted: file is 1,100,011 bytes; an entry is at most 1,000,000" in proc.stderr
     assert "3 not formatted" in proc.stderr
     for target, words in (("/dev/zero", "is neither a folder nor an entry file"),
@@ -316,7 +316,7 @@ def test_docs_refuses_a_guide_it_cannot_use_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"\xff\n")
     for guide, words in ((reversed_, f"{reversed_}:3: no field-reference end marker after the start marker"),
-                         (Path("/dev/zero"), "/dev/zero: is not a regular file"),
+                         (Path("/dev/zero"), "/dev/zero: is not a regular file (a character device); pass the Markdown guide"),
                          (bad, f"{bad}: not UTF-8 text (byte 0xff at offset 0)")):
         for extra in ((), ("--check",)):
             result = run_kb("docs", "--guide", str(guide), *extra)

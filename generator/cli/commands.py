@@ -26,6 +26,7 @@ if _CLI_PROCESS:
 
 import argparse  # noqa: E402 - after the handler: Ctrl-C during the imports is handled too
 import json  # noqa: E402
+import math  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from generator import __version__  # noqa: E402
@@ -157,18 +158,47 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return run_rules(Path(args.output))
 
 
+MAX_SIZE = 1 << 50  # --max-unpacked: 1024T, far past any log, still a bound
+MAX_JOBS = 256  # --jobs: each worker holds the compiled rules; thousands would exhaust memory
+
+
 def _size(text: str) -> int:
-    """A size such as 512M, 16G or 2T (bytes without a suffix)."""
+    """A size such as 512M, 16G or 2T (bytes without a suffix), from 1 byte to ``MAX_SIZE``."""
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
     value = text.strip().upper().removesuffix("B").removesuffix("I")
     unit = value[-1:] if value[-1:] in units else ""
     try:
         number = float(value[: len(value) - len(unit)] if unit else value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size; write it like 512M, 16G or 2T") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the size must be positive")
+        number = math.nan
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; write it like 512M, 16G or 2T")
+    if not 1 <= number * units[unit] <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range: a size is from 1 (byte) to 1024T")
     return int(number * units[unit])
+
+
+def _jobs(text: str) -> int:
+    """A number of worker processes: a whole number from 1 to ``MAX_JOBS``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give the worker processes as 1 to "
+                                         f"{MAX_JOBS}") from None
+    if not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range: worker processes are 1 to {MAX_JOBS}")
+    return value
+
+
+def _rate(text: str) -> float:
+    """A rate: a number from 0 to 1 (nan and the infinities are none)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:  # False for nan too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rate; give a number from 0 to 1, e.g. 0.8")
+    return value
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -316,9 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace host names, IP and MAC addresses, user names in paths, e-mails and secrets with "
                         "stable placeholders in the report, so it can be pasted into a public issue")
     p.add_argument("--max-unpacked", type=_size, default=None, metavar="SIZE",
-                   help="most bytes read out of one input, once unpacked if it is compressed or an archive (default 16G; e.g. 64G): a bound on decompression bombs and endless streams")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="worker processes for many inputs (default: one per core, at most the number of inputs)")
+                   help="most bytes read out of one input, once unpacked if it is compressed or an archive (default 16G; e.g. 64G; 1 to 1024T): a bound on decompression bombs and endless streams")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help=f"worker processes for many inputs, 1 to {MAX_JOBS} (default: one per core, at most the "
+                        "number of inputs)")
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
     p.add_argument("--engine", choices=engines, default="auto",
                    help="prefilter engine: hyperscan (needs the hyperscan package), re2 (needs google-re2), python, "
@@ -334,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", help="folder with cases/*.log and labels.yaml")
     p.add_argument("--rules", help="rules.json to use (default: build/rules.json)")
     p.add_argument("--engine", choices=engines, default="auto", help="prefilter engine (see kb diagnose)")
-    p.add_argument("--min-top1", type=float, default=None, help="also exit 1 if the top-1 rate on failure logs is below this (0..1)")
+    p.add_argument("--min-top1", type=_rate, default=None, metavar="RATE",
+                   help="also exit 1 if the top-1 rate on failure logs is below this (0 to 1, e.g. 0.8)")
     p.add_argument("--summary", action="store_true",
                    help="print the scores (per family when the labels name one) but no case-by-case misses: "
                         "for a held-out sample whose misses nobody should read")

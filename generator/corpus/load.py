@@ -26,6 +26,7 @@ from generator.corpus import forked
 from generator.errors import CODES, InputError, Problem, display_path
 from generator.corpus.model import Entry, nested_model
 from generator.corpus.safety import offset_to_line_col
+from generator.matcher import regular
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -204,73 +205,67 @@ def entry_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.yaml") if not p.name.startswith("."))
 
 
-def _not_a_file(path: Path) -> tuple[str, str] | None:
-    """Why ``path`` is no entry file to read (message, hint), or None for a regular file.
-
-    Checked before opening: reading a FIFO named like an entry would block for ever."""
-    import errno
-    import stat as st
-
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "is a symbolic link loop", "replace the link with the entry file itself"
-        if path.is_symlink():
-            return f"is a symbolic link to {os.readlink(path)!r}, which does not exist", "fix or remove the link"
-        return f"cannot be read: {exc.strerror or exc}", "check that the file exists and is readable"
-    if st.S_ISDIR(mode):
-        return "is a folder named like an entry file", "rename the folder: only entry files may end in .yaml"
-    if not st.S_ISREG(mode):
-        return "is not a regular file (a FIFO, socket or device)", "replace it with the entry file, or remove it"
-    return None
+# the hint `kb validate` and `kb fmt` give for each way a path is no entry file to read
+_UNUSABLE_HINTS = {
+    regular.MISSING: "check the path; the file may have been removed while the entries were read",
+    regular.DANGLING: "fix or remove the link",
+    regular.LOOP: "replace the link with the entry file itself",
+    regular.FOLDER: "rename the folder: only entry files may end in .yaml",
+    regular.SPECIAL: "replace it with the entry file, or remove it",
+    regular.UNREADABLE: "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file",
+}
 
 
 def read_entry(path: Path) -> tuple[bytes | None, tuple[str, str] | None]:
     """The bytes of the entry file at ``path``, or (None, (message, hint)) saying why it cannot be one.
 
-    Opened without blocking (a FIFO named like an entry would wait for a writer for ever), checked
-    to be a regular file of at most ``MAX_ENTRY_BYTES`` before anything is read, and read with a
-    bound (a file that grows meanwhile is still refused by its size): `kb validate` and `kb fmt`
-    share this."""
-    import stat as st
+    Read by ``regular.read_regular``: never blocking on a FIFO named like an entry, never opening
+    a device, at most ``MAX_ENTRY_BYTES`` (a file that grows meanwhile is still refused by its
+    size). `kb validate` and `kb fmt` share this."""
+    try:
+        return regular.read_regular(path, MAX_ENTRY_BYTES), None
+    except regular.Unusable as why:
+        return None, _entry_unusable(why)
 
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        unusable = _not_a_file(path)
-        if unusable:
-            return None, unusable
-        return None, (f"cannot read the file: {exc.strerror or exc}",
-                      "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file")
-    try:
-        info = os.fstat(fd)
-        if not st.S_ISREG(info.st_mode):
-            return None, _not_a_file(path) or ("is not a regular file (a FIFO, socket or device)",
-                                               "replace it with the entry file, or remove it")
-        if info.st_size > MAX_ENTRY_BYTES:
-            return None, _too_big(info.st_size)
-        chunks, size = [], 0
-        while size <= MAX_ENTRY_BYTES:
-            chunk = os.read(fd, MAX_ENTRY_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        raw = b"".join(chunks)
-    except OSError as exc:
-        return None, (f"cannot read the file: {exc.strerror or exc}",
-                      "check the file's permissions (it must be readable, e.g. chmod a+r) and that it is a plain file")
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_ENTRY_BYTES:
-        return None, _too_big(len(raw), grew=True)
-    return raw, None
+
+def _entry_unusable(why: regular.Unusable) -> tuple[str, str]:
+    """The (message, hint) of an entry path that ``read_regular`` refused."""
+    if why.kind in (regular.TOO_BIG, regular.GREW):
+        return _too_big(why.size, grew=why.kind == regular.GREW)
+    message = {regular.FOLDER: "is a folder named like an entry file",
+               regular.UNREADABLE: f"cannot read the file: {why.detail}"}.get(why.kind, why.phrase)
+    return message, _UNUSABLE_HINTS[why.kind]
 
 
 def _too_big(size: int, grew: bool = False) -> tuple[str, str]:
     said = f"file grew past {MAX_ENTRY_BYTES:,} bytes while it was read" if grew else f"file is {size:,} bytes"
     return f"{said}; an entry is at most {MAX_ENTRY_BYTES:,}", "split the entry, or move long logs out of it"
+
+
+# characters that YAML 1.1 (libyaml, PyYAML, ruamel) reads as line breaks, but that editors, diff
+# and grep show inside a line: a value holding one is silently folded (the break becomes a space)
+# or fails with a syntax error at a line number no editor shows
+_HIDDEN_BREAKS = {
+    "\x85": ("U+0085 (NEL, next line)", "it is usually an ellipsis (\u2026) of Windows-1252 text decoded as Latin-1: "
+                                         "write ... or \u2026 instead, or a space"),
+    "\u2028": ("U+2028 (line separator)", "replace it with a space, or end the line there"),
+    "\u2029": ("U+2029 (paragraph separator)", "replace it with a space, or a blank line inside a block of text"),
+}
+_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
+def hidden_line_breaks(text: str, shown: str) -> list[Problem]:
+    """KB001 at the first character YAML reads as a line break though editors show none, if any,
+    positioned by the LF-separated lines the editor shows; the message counts the others."""
+    found = _HIDDEN_BREAK.search(text)
+    if found is None:
+        return []
+    name, hint = _HIDDEN_BREAKS[found.group()]
+    line, col = offset_to_line_col(text, found.start())
+    others = len(_HIDDEN_BREAK.findall(text, found.end()))
+    more = f" ({others} more in this file)" if others else ""
+    return [Problem(shown, line + 1, col + 1, "KB001",
+                    f"{name} character: YAML reads it as a line break, which editors do not show{more}", hint)]
 
 
 def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:
@@ -294,6 +289,9 @@ def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:
         line, col = offset_to_line_col(raw, exc.start)
         return loaded, [Problem(shown, line + 1, col + 1, "KB001", "file is not valid UTF-8", "save the file as UTF-8")]
 
+    hidden = hidden_line_breaks(text, shown)
+    if hidden:  # libyaml's positions after one would be lines off the editor's, its values changed
+        return loaded, hidden
     loaded.text = text
     loader = EntryLoader(text)
     try:
@@ -353,7 +351,11 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
 def structure_problems(text: str, shown: str) -> list[Problem]:
     """YAML errors, anchors used through aliases (KB007) and values nested too deeply (KB001),
     found in one linear pass over the composed nodes: what makes any later walk of the data (or
-    another YAML library's recursive reader) explode. ``kb fmt`` checks this first."""
+    another YAML library's recursive reader) explode, and line breaks that only YAML sees
+    (``hidden_line_breaks``). ``kb fmt`` checks this first."""
+    hidden = hidden_line_breaks(text, shown)
+    if hidden:
+        return hidden
     loader = EntryLoader(text)
     try:
         node = loader.get_single_node()

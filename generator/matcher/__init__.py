@@ -8,7 +8,9 @@ It reads nothing but a rules document (rules.json, written by ``kb rules``) and 
 Modules: ``read`` (bytes in, clean line-aligned chunks out), ``scan`` (literal prefilter),
 ``parse`` (timestamps, ranks, hosts, Xid/SXid lines), ``match`` (hits), ``rank`` (root
 cause before collateral), ``report`` (JSON, text, Markdown), ``rules`` (load and check the
-rules file), ``engine`` (ties them together), ``errors`` (the package's exception root).
+rules file), ``regular`` (read a file that must be a regular one, bounded and without
+blocking; the corpus reads entry files with it too), ``engine`` (ties them together),
+``errors`` (the package's exception root).
 """
 
 from .engine import Diagnoser

@@ -16,11 +16,11 @@ import functools
 import hashlib
 import json
 import re
-import stat
 from pathlib import Path
 from typing import Callable
 
 from .backtracking import risks
+from . import regular
 from .errors import RulesError
 
 SUPPORTED_FORMATS = ("kb.rules/1",)
@@ -125,21 +125,31 @@ def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
 MAX_RULES_BYTES = 64 << 20
 
 
+_REBUILD = "give the path of a rules.json that 'kb rules' wrote"
+
+
 def _read(path: Path) -> bytes:
     """The rules file's bytes: a regular file no larger than MAX_RULES_BYTES, read with that bound
-    (a device or a pipe named as the rules file never ends)."""
-    info = path.stat()
-    if not stat.S_ISREG(info.st_mode):
-        raise RulesError(f"{path}: not a regular file (a device, a pipe or a socket); give the path of a rules.json "
-                         "that 'kb rules' wrote")
-    if info.st_size > MAX_RULES_BYTES:
-        raise RulesError(f"{path}: {info.st_size:,} bytes, more than a rules file can be ({MAX_RULES_BYTES >> 20} MiB); "
-                         "give the path of a rules.json that 'kb rules' wrote")
-    with path.open("rb") as fh:
-        raw = fh.read(MAX_RULES_BYTES + 1)
-    if len(raw) > MAX_RULES_BYTES:  # it grew while being read
-        raise RulesError(f"{path}: more than {MAX_RULES_BYTES >> 20} MiB; give the path of a rules.json that 'kb rules' wrote")
-    return raw
+    and without blocking (a device or a pipe named as the rules file never ends)."""
+    try:
+        return regular.read_regular(path, MAX_RULES_BYTES)
+    except regular.Unusable as why:
+        raise RulesError(f"{path}: {_unusable(why)}") from None
+
+
+def _unusable(why: regular.Unusable) -> str:
+    """Why the path given as the rules file cannot be one, and what to do."""
+    if why.kind == regular.MISSING:
+        return "no rules file; build it with 'kb rules'"
+    if why.kind == regular.FOLDER:
+        return "is a folder, not a rules file; remove it and run 'kb rules'"
+    if why.kind == regular.UNREADABLE:
+        return f"cannot read the rules file: {why.detail}"
+    if why.kind == regular.TOO_BIG:
+        return f"{why.size:,} bytes, more than a rules file can be ({MAX_RULES_BYTES >> 20} MiB); {_REBUILD}"
+    if why.kind == regular.GREW:
+        return f"more than {MAX_RULES_BYTES >> 20} MiB; {_REBUILD}"
+    return f"{why.phrase}; {_REBUILD}"
 
 
 def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dict:
@@ -148,17 +158,11 @@ def load(path: str | Path, analysed: Callable[[str], bool] | None = None) -> dic
     bytes>``: these very bytes passed every check, so they are only parsed; then for the
     document's own hash: such a document, its hash and shape verified, is not analysed again."""
     path = Path(path)
+    raw = _read(path)
     try:
-        raw = _read(path)
         text = raw.decode("utf-8")
-    except FileNotFoundError:
-        raise RulesError(f"{path}: no rules file; build it with 'kb rules'") from None
-    except IsADirectoryError:
-        raise RulesError(f"{path}: is a folder, not a rules file; remove it and run 'kb rules'") from None
     except UnicodeDecodeError:
         raise RulesError(f"{path}: not a rules file (not UTF-8 text); remove it and run 'kb rules'") from None
-    except OSError as exc:
-        raise RulesError(f"{path}: cannot read the rules file: {exc.strerror or exc}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
