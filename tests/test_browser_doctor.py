@@ -761,7 +761,11 @@ def test_the_page_says_what_the_report_says_of_cut_lines_and_of_empty_or_binary_
     shown = choose(long_line)
     report = json.loads(page.locator(".kb-doctor__json").text_content())
     assert report["input"]["cut_lines"] == 1
-    assert "Note: 1 stretch of over 64 KiB without a line break: only the first and last 64 KiB of each were read." in shown
+    # the report's own note (report.py carries it in `notes`): said once, in the text report's words
+    assert report["notes"] == ["1 stretch of over 64 KiB without a line break: only the first and last 64 KiB of each were read"]
+    assert shown.count("64 KiB without a line break") == 1, shown
+    assert f"Note: {report['notes'][0]}\n" in shown
+    assert f"Note: {report['notes'][0]}" in run_kb("diagnose", str(long_line)).out
     assert page.locator(".kb-doctor__verdict").inner_text() == "1 failure found in 2 lines of long.log"
     program = tmp_path / "tool.bin"
     program.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 400 + b"\nGLIBC_2.34 not found\n")
@@ -849,3 +853,118 @@ def test_a_box_used_offline_says_the_download_failed_and_offers_retry(browser, s
         assert _wait_state(page, ("error", "done"), BOOT_WAIT_MS / 1000)[0] == "done"
     finally:
         ctx.close()
+
+
+def _drop(page, name: str, data: bytes) -> None:
+    """One file dropped on the first box (a DataTransfer holding it, as a drag from the desktop gives)."""
+    import base64  # noqa: PLC0415
+
+    page.evaluate("""([name, b64]) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+        document.querySelector(".kb-doctor").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }""", [name, base64.b64encode(data).decode()])
+
+
+def test_a_gzip_cut_short_dropped_alone_is_named_as_the_cli_names_it(context, server, built_site: Path, tmp_path: Path) -> None:
+    """A .gz cut before 262 bytes of its text came out lost that text and began no source: the
+    page's report listed its one source as 'input' (standard input's name), where `kb diagnose`
+    names the file. Cut in half, at its first line, and in its header, each is named logs.gz."""
+    import gzip  # noqa: PLC0415
+    import zlib  # noqa: PLC0415
+
+    second = ("[rank3]:[E1105 01:26:08.071329 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation "
+              "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+              "milliseconds before timing out.\n")
+    whole = gzip.compress((XID_LINE + second).encode())
+    early = next(whole[:n] for n in range(len(whole))
+                 if len(XID_LINE) < len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(whole[:n])) < 262)
+    long = gzip.compress((XID_LINE * 3 + "".join(f"step {i} loss 0.{i % 97}\n" for i in range(20_000))).encode())
+    ctx, watch = context
+    page = ctx.new_page()
+    page.goto(server.url + "/diagnose/")
+    page.wait_for_selector(".kb-doctor textarea")
+    cut_note = "logs.gz: the gzip data ends before its end mark (the file is cut short or still being written); what came before it was read"
+    # (lines: of the early cut, the Xid line whole and the start of the next; of the header, none)
+    for data, lines in ((long[: len(long) // 2], None), (early, 2), (early[:12], 0)):
+        path = tmp_path / "logs.gz"
+        path.write_bytes(data)
+        page.evaluate("document.querySelector('.kb-doctor').dataset.state = 'idle'")
+        _drop(page, "logs.gz", data)
+        assert _wait_state(page, ("done", "error"), BOOT_WAIT_MS / 1000)[0] == "done", page.locator(".kb-doctor__status").inner_text()
+        report = json.loads(page.locator(".kb-doctor__json").text_content())
+        shown = page.locator(".kb-doctor__report").inner_text()
+        assert [s["name"] for s in report["sources"]] == ["logs.gz"] and report["input"]["files"] == 1, report["sources"]
+        assert report["notes"] == [cut_note] and f"Note: {cut_note}" in shown, shown
+        assert page.locator(".kb-doctor__verdict").inner_text().endswith(" of logs.gz" if lines != 0 else " of logs.gz.")
+        if lines == 0:  # nothing came out: the CLI stops with the same sentence, naming the file by its path
+            cli = run_kb("diagnose", str(path))
+            assert cli.code == 2 and cli.err.strip() == f"kb diagnose: {tmp_path}/{cut_note}", cli.err
+            assert report["input"]["lines"] == 0 and report["findings"] == []
+            continue
+        cli = _cli_report(path, built_site)
+        assert [n.replace(str(path), "logs.gz") for n in cli["notes"]] == report["notes"]
+        assert [s["name"] for s in cli["sources"]] == [str(path)]
+        assert _strip_urls({**report, "notes": []}) == _strip_urls({**cli, "notes": []})
+        assert report["findings"][0]["id"] == "xid-79"
+        if lines:
+            assert report["input"]["lines"] == lines
+    assert not watch.foreign
+
+
+def _boxes(page) -> list[list[str]]:
+    """Each box's state and status line, read in one go."""
+    return page.evaluate("Array.from(document.querySelectorAll('.kb-doctor'), "
+                         "(box) => [box.dataset.state, box.querySelector('.kb-doctor__status').textContent])")
+
+
+WAITING = "Waiting for the other log box on this page to finish its diagnosis…"
+
+
+def test_a_second_box_waits_for_the_one_running_and_says_so(context, server, tmp_path: Path) -> None:
+    """Boxes on one page share one worker and its Python session, a box's turn after the other's.
+    No built page has two boxes: the served /diagnose/ page gets a compact box after its own."""
+    ctx, watch = context
+    page = ctx.new_page()
+
+    def two_boxes(route) -> None:  # noqa: ANN001
+        response = route.fetch()
+        body = response.text()
+        first = re.search(r'<div class="kb-doctor" data-mode="full"[^>]*>.*?</div>', body, re.S)
+        assert first, "the /diagnose/ page has its box"
+        second = '<div class="kb-doctor" data-mode="compact" data-label="Second box" markdown="0"></div>'
+        route.fulfill(response=response, body=body[:first.end()] + second + body[first.end():])
+
+    page.route(server.url + "/diagnose/", two_boxes)
+    page.goto(server.url + "/diagnose/")
+    boxes = page.locator(".kb-doctor")
+    assert boxes.count() == 2
+    page.wait_for_selector(".kb-doctor[data-mounted] + .kb-doctor[data-mounted] textarea")
+    # the first box reads a file large enough to be read for some seconds (67 MB: 3.6 s on 2 busy cores)
+    noise = ("step 1 | loss 0.5 | NCCL INFO Channel 00/32 : 0 -> 1 via P2P/IPC/read\n" * 40_000).encode()
+    big = tmp_path / "big.log"
+    big.write_bytes(noise * 24 + b"[ 1.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, An uncorrectable double bit error\n")
+    page.set_input_files(".kb-doctor input[type=file][multiple]", str(big))
+    assert _wait_state(page, ("analysing", "done", "error"), BOOT_WAIT_MS / 1000)[0] == "analysing"
+    second = boxes.nth(1)
+    second.locator("textarea").fill(XID_LINE)
+    second.locator("button", has_text="Diagnose").click()
+    (first_state, _), (second_state, second_status) = _boxes(page)
+    assert first_state == "analysing", "the first box was still reading when the second was used"
+    assert (second_state, second_status) == ("loading", WAITING)
+    assert second.locator(".kb-doctor__status").is_visible() and second.locator(".kb-doctor__status").inner_text() == WAITING
+    # the first box's run goes on while the second waits, and ends with its own report
+    assert _wait_state(page, ("done", "error"), 120)[0] == "done"
+    first_report = json.loads(boxes.nth(0).locator(".kb-doctor__json").text_content())
+    assert first_report["input"]["bytes"] == big.stat().st_size and first_report["findings"][0]["id"] == "xid-48"
+    # then the second box has its turn: the message is gone, its report is its own log's
+    for _ in range(600):
+        if _boxes(page)[1][0] in ("done", "error"):
+            break
+        page.wait_for_timeout(100)
+    (_, first_status), (second_state, second_status) = _boxes(page)
+    assert second_state == "done" and second_status == "Done: Xid 79: GPU has fallen off the bus.", second_status
+    assert WAITING not in first_status and WAITING not in page.locator("body").inner_text()
+    second_report = json.loads(second.locator(".kb-doctor__json").text_content())
+    assert [f["id"] for f in second_report["findings"]] == ["xid-79"] and second_report["input"]["lines"] == 1
+    assert not watch.foreign

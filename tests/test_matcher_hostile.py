@@ -67,7 +67,12 @@ def test_a_line_without_breaks_is_read_at_both_ends_and_the_cut_is_reported(diag
     assert _ids(report)[:1] == ["xid-79"]
     assert report["input"]["cut_lines"] == 1 and report["input"]["lines"] == 3
     note = "1 stretch of over 64 KiB without a line break: only the first and last 64 KiB of each were read"
-    assert note in to_text(report, "big.log") and note in to_markdown(report, "big.log")
+    # one sentence, carried by the report's notes: the text, the Markdown and the page say it once, alike
+    assert report["notes"] == [note]
+    assert to_text(report, "big.log").count("Note: 1 stretch") == 1 and f"Note: {note}\n" in to_text(report, "big.log")
+    assert to_markdown(report, "big.log").count("Note: 1 stretch") == 1 and f"*Note: {note}*" in to_markdown(report, "big.log")
+    twice = diagnoser.diagnose(io.BytesIO(junk + b"\n" + junk + b"\n" + XID79))
+    assert twice["input"]["cut_lines"] == 2 and twice["notes"][0].startswith("2 stretches of over 64 KiB")
 
 
 def test_terminal_controls_are_shown_not_sent(diagnoser: Diagnoser) -> None:

@@ -8,6 +8,7 @@ import json
 import pickle
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -354,6 +355,70 @@ def test_a_gzip_cut_short_is_read_up_to_the_cut_and_said() -> None:
         _unpack("cut.gz", whole[: len(whole) // 2])
     assert _unpack("whole.gz", whole)[1] == {"": XID79 * 2000}
     assert _unpack("two.gz", whole + gzip.compress(WATCHDOG))[1] == {"": XID79 * 2000 + WATCHDOG}
+
+
+def _cut_after_the_first_line() -> bytes:
+    """A gzip of two log lines cut where it has given the first whole and fewer than 262 bytes in all."""
+    whole = gzip.compress(XID79 + WATCHDOG)
+    return next(whole[:n] for n in range(len(whole))
+                if len(XID79) < len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(whole[:n])) < 262)
+
+
+def _events_until_the_error(name: str, data: bytes) -> tuple[list, str]:
+    u = Unpacker(name)
+    events: list = []
+    with pytest.raises(UnpackError) as err:
+        events.extend(u.feed(data))
+        events.extend(u.close())
+    return events, str(err.value)
+
+
+def test_a_gzip_cut_before_its_payload_says_what_it_is_still_gives_its_first_bytes() -> None:
+    """A gzip cut within its first 262 bytes of text (what tells a plain log from a tar) lost that
+    text, and with no member begun the browser's report named its one source 'input'."""
+    cut = _cut_after_the_first_line()
+    events, error = _events_until_the_error("logs.gz", cut)
+    text = b"".join(value for kind, value in events if kind == "data")
+    assert events[0] == ("begin", "") and events[-1] == ("end", "") and len(XID79) < len(text) < 262
+    assert text == zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(cut) and text.startswith(XID79)
+    assert error.startswith("logs.gz: the gzip data ends before its end mark")
+    # cut in its header: no text, but the member is still begun and ended (the input, by its name)
+    events, error = _events_until_the_error("logs.gz", cut[:12])
+    assert events == [("begin", ""), ("end", "")] and error.startswith("logs.gz: the gzip data ends")
+    # inside a .tar.gz cut short, the member being read is closed and the cut is the one note
+    whole = _tar({"kern.log": XID79 * 2000})
+    notes: list = []
+    got = _unpack("bundle.zip", _zip({"job.tar.gz": whole[:len(whole) // 2]}), notes=notes)[1]
+    assert XID79 * 10 in got["job.tar.gz!kern.log"]
+    assert notes == ["bundle.zip!job.tar.gz: the gzip data ends before its end mark (the file is cut short or still "
+                     "being written); what came before it was read"]
+
+
+def test_an_input_with_nothing_read_out_of_it_is_a_source_under_its_own_name(real_diagnoser) -> None:  # noqa: ANN001
+    """The report's fallback source is 'input' (standard input); a .gz cut early, xz data or a
+    damaged gzip dropped on the page alone were listed under it, and left out among several files."""
+    cut = _cut_after_the_first_line()
+    for inputs, names in (([("logs.gz", cut)], ["logs.gz"]),
+                          ([("logs.gz", cut[:12])], ["logs.gz"]),
+                          ([("a.xz", b"\xfd7zXZ\x00\x00" + bytes(300))], ["a.xz"]),
+                          ([("node-1.log", XID79), ("bad.gz", b"\x1f\x8b\x08\x00" + b"garbage" * 60)], ["node-1.log", "bad.gz"])):
+        session = real_diagnoser.session(None)
+        for name, data in inputs:
+            session.begin(name)
+            session.feed(data)
+        report = session.finish()
+        assert [s["name"] for s in report["sources"]] == names, report["sources"]
+        assert report["input"]["files"] == len(names)
+        assert len(report["notes"]) == 1 and report["notes"][0].startswith(names[-1] + ": "), report["notes"]
+    # what came out before the cut is read: the Xid line it left whole is found
+    assert _session_report(real_diagnoser, "logs.gz", cut)["findings"][0]["id"] == "xid-79"
+
+
+def _session_report(diagnoser, name: str, data: bytes) -> dict:  # noqa: ANN001
+    session = diagnoser.session(None)
+    session.begin(name)
+    session.feed(data)
+    return session.finish()
 
 
 def test_a_zip_cut_short_is_read_up_to_the_cut_and_said() -> None:

@@ -278,15 +278,11 @@
       }
       box.append(el("p", { class: "kb-doctor__meta", text: "What each node saw first:" }), list);
     }
-    // the heading already says that every input was empty
+    // the report's own notes, as the text and Markdown reports print them (report.py: a damaged
+    // archive, an input that looks binary, lines over 64 KiB read at both ends); the heading
+    // already says that every input was empty
     const notes = (report.notes || []).filter((note) => !(page.empty && /^the input is empty\b/.test(note)));
     for (const note of notes) box.append(el("p", { class: "kb-doctor__meta", text: `Note: ${note}` }));
-    // the same note as the Markdown report's (report.py, _cut_note)
-    const cut = report.input.cut_lines;
-    if (cut) {
-      box.append(el("p", { class: "kb-doctor__meta kb-doctor__cut", text: `Note: ${plural(cut, "stretch", "stretches")} of over ` +
-        "64 KiB without a line break: only the first and last 64 KiB of each were read." }));
-    }
     // what the page saw of its inputs (by name): what the matcher cannot know (one of several
     // files empty, files of a dropped folder left unread)
     for (const note of page.notes || []) {

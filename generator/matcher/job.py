@@ -502,18 +502,30 @@ class ArchiveFeed:
         self.name = name
         self.unpacker = Unpacker(name, job.max_unpacked, job.max_members)
         self.current: Source | None = None
+        self.named = False  # a source of the job carries this input's name (or one of its members')
 
     def feed(self, data: bytes) -> None:
         self._handle(self.unpacker.feed(data))
 
     def close(self) -> None:
         self._handle(self.unpacker.close())
+        self._name_unread()
 
     def abandon(self) -> None:
         """Stop here (after an error): the member being read is closed with what it had."""
         if self.current is not None:
             self.current.close()
             self.current = None
+        self._name_unread()
+
+    def _name_unread(self) -> None:
+        """An input that ends with nothing read out of it (xz data refused, gzip data that is not
+        gzip, a zip of folders only) is still one of the job's inputs: a source of 0 lines under its
+        own name, as an empty file is, so the report counts and names it (with no source at all,
+        the report's one source would be the nameless ``input``, which means standard input)."""
+        if not self.named:
+            self.named = True
+            self.job.source(self.name).close()
 
     def _handle(self, events) -> None:  # noqa: ANN001 - iterator of (kind, value)
         for kind, value in events:
@@ -521,6 +533,7 @@ class ArchiveFeed:
                 member = str(value)
                 name = f"{self.name}!{member}" if member else self.name
                 self.current = self.job.source(name)
+                self.named = True
             elif kind == "data":
                 assert self.current is not None
                 self.current.feed(value)  # type: ignore[arg-type]

@@ -41,12 +41,13 @@ def md_text(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>|~&])", r"\\\1", visible(text))
 
 
-def _cut_note(report: dict) -> str | None:
-    cut = report["input"].get("cut_lines")
+def _cut_note(cut: int) -> list[str]:
+    """The note on stretches of over 64 KiB without a line break (``input.cut_lines``): one of the
+    report's ``notes``, so every rendering (text, Markdown, the browser's page) says it in these words."""
     if not cut:
-        return None
-    return (f"{cut:,} stretch{'es' if cut != 1 else ''} of over 64 KiB without a line break: only the first and "
-            "last 64 KiB of each were read")
+        return []
+    return [f"{cut:,} stretch{'es' if cut != 1 else ''} of over 64 KiB without a line break: only the first and "
+            "last 64 KiB of each were read"]
 
 
 def _input_notes(stats, sources, explained: bool) -> list[str]:  # noqa: ANN001 - read.InputStats, job.Source objects
@@ -311,7 +312,7 @@ def build(findings: list[Finding], stats, site_url: str = "", sources=None, note
         "nodes": _nodes(timeline),
         "progress": progress,
         "artefacts": artefacts,
-        "notes": [*_input_notes(stats, sources, bool(notes)), *(notes or [])],
+        "notes": [*_cut_note(stats.cut_lines), *_input_notes(stats, sources, bool(notes)), *(notes or [])],
         "findings": out,
         "resembles": [_resemblance(r, (entries or {}).get(r["id"], {}), site_url) for r in resembles or []],
     }
@@ -431,9 +432,6 @@ def role_label(finding: dict) -> str:
 
 def to_text(report: dict, name: str = "input") -> str:
     lines = [f"{name}: {report['input']['lines']:,} lines, {report['input']['bytes']:,} bytes"]
-    note = _cut_note(report)
-    if note:
-        lines.append(f"Note: {note}.")
     for extra in report.get("notes") or []:
         lines.append(f"Note: {extra}")
     findings = report["findings"]
@@ -530,9 +528,6 @@ def _resembles_markdown(report: dict) -> list[str]:
 
 def to_markdown(report: dict, name: str = "input") -> str:
     out = [f"### Diagnosis of {code_span(name)}", ""]
-    note = _cut_note(report)
-    if note:
-        out.extend([f"*Note: {note}.*", ""])
     for extra in report.get("notes") or []:
         out.extend([f"*Note: {md_text(extra)}*", ""])
     findings = report["findings"]

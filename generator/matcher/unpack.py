@@ -248,9 +248,19 @@ class _Layer:
             yield from self.owner._end()
         elif self.kind == "gzip":
             assert self.gunzip is not None and self.inner is not None
-            if self.gunzip.midway:  # a download or a copy cut short: say so
-                raise UnpackError(f"{self.where}: the gzip data ends before its end mark (the file is cut short or "
+            if self.gunzip.midway:  # a download or a copy cut short: what came out of it is read, then the cut said
+                cut = UnpackError(f"{self.where}: the gzip data ends before its end mark (the file is cut short or "
                                   "still being written); what came before it was read")
+                # the payload's first bytes wait in its layer until their kind is known (SNIFF): a gzip
+                # cut that early still gives them, as a member under this layer's own name (the input's
+                # name for a .gz alone), and a member of a payload that is an archive is closed
+                try:
+                    yield from self.inner.close()
+                except _LimitError:
+                    raise
+                except UnpackError:
+                    pass  # the payload ends early too (a tar member, a zip's directory): the cut is the reason
+                raise cut
             yield from self.inner.close()
             if self.gunzip.trailing:
                 raise UnpackError(f"{self.where}: {self.gunzip.trailing:,} bytes after the end of the gzip data are "
