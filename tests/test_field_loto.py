@@ -15,10 +15,12 @@ T = "https://github.com/org/repo/issues/7"
 
 def _entries() -> list:
     ex = lambda line, source: NS(line=line, source=source)  # noqa: E731
-    only_t = NS(id="only-t", examples=[ex("FooError: widget jammed", T + "#issuecomment-1")], counter_examples=[])
-    mixed = NS(id="mixed", examples=[ex("FooError: gadget jammed", T + "/"), ex("FooError: gadget stuck", "https://x.org/a")],
+    only_t = NS(id="only-t", pattern="widget jammed", examples=[ex("FooError: widget jammed", T + "#issuecomment-1")],
+                counter_examples=[])
+    mixed = NS(id="mixed", pattern="gadget (?:jammed|stuck)",
+               examples=[ex("FooError: gadget jammed", T + "/"), ex("FooError: gadget stuck", "https://x.org/a")],
                counter_examples=["FooError: gadget fine"])
-    other = NS(id="other", examples=[ex("BarError: sprocket", "https://x.org/b")], counter_examples=[])
+    other = NS(id="other", pattern="BarError", examples=[ex("BarError: sprocket", "https://x.org/b")], counter_examples=[])
     return [NS(id="foo", title="Foo jams", aliases=[], severity="high", wrapper=False, signatures=[only_t, mixed]),
             NS(id="bar", title="Bar fails", aliases=[], severity="high", wrapper=False, signatures=[other])]
 
@@ -39,6 +41,14 @@ def test_the_index_copy_drops_the_threads_example_lines_and_keeps_the_rest() -> 
     wrapped = _entries()
     wrapped[1].wrapper = True
     assert [e.wrapper for e in field_loto._without(wrapped, "https://x.org/none")] == [False, True]
+
+
+def test_the_index_copy_carries_the_patterns_with_the_switched_off_ones_matching_nothing() -> None:
+    """index_for reads a failure's patterns to tell its line among a note's counter-examples: a
+    signature written from the thread must not lend its pattern to the index either."""
+    entries = _entries()
+    kept = field_loto._without(entries, T, off=field_loto.switched_off(entries, T, "lenient"))
+    assert [s.pattern for e in kept for s in e.signatures] == [field_loto.NEVER, "gadget (?:jammed|stuck)", "BarError"]
 
 
 def test_counter_examples_found_in_the_cases_log_are_left_out_as_copied_from_its_thread() -> None:

@@ -395,10 +395,11 @@ def test_lines_are_joined_only_while_no_failure_is_found_and_within_the_job_budg
 
 
 def _entry(eid: str, examples: list[str], counter: list[str] = (), severity: str = "high",  # noqa: ANN202
-           wrapper: bool = False):
+           wrapper: bool = False, pattern: str | None = None):
     from types import SimpleNamespace as NS
 
-    sig = NS(examples=[NS(line=x, source="https://example.org/t") for x in examples], counter_examples=list(counter))
+    sig = NS(examples=[NS(line=x, source="https://example.org/t") for x in examples], counter_examples=list(counter),
+             pattern=pattern)
     return NS(id=eid, title=eid.replace("-", " "), aliases=[], severity=severity, signatures=[sig], wrapper=wrapper)
 
 
@@ -421,6 +422,48 @@ def test_a_counter_example_that_is_a_siblings_failure_line_keeps_the_lead_from_i
     line = "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasSgemm( handle, opa, opb, m, n, k)`"
     found = Resembler(index).closest([Loose(0, 3, line)])
     assert [f["id"] for f in found] == ["cublas-unsupported"]
+
+
+def test_a_notes_counter_example_that_a_failures_signature_matches_leaves_that_failure_its_lead() -> None:
+    """The note on XLA's rematerialisation lists JAX's out-of-memory line as a counter-example
+    (its signature must not read it). That line is the out-of-memory entry's failure line, which
+    that entry's signature matches, not a harmless one: it must not silence the lead to that
+    entry (dev field sample with each log's own thread left out: a JAX out-of-memory line whose
+    signature was switched off led nowhere). The same holds for a wrapper's counter-example and
+    for an entry's own line written down against another of its signatures."""
+    oom_pattern = r"RESOURCE_EXHAUSTED: Out of memory while trying to allocate"
+    remat = _entry("xla-remat-note", ["W hlo_rematerialization.cc:3021] Can't reduce memory use below 67GiB by rematerialization"],
+                   counter=["jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6291456 bytes."],
+                   severity="info", pattern=r"Can't reduce memory use below")
+    worker = _entry("launcher-worker-failed", ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED"],
+                    counter=["jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12 bytes"],
+                    wrapper=True, pattern=r"ChildFailedError")
+    oom = _entry("jax-oom", ["jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes."],
+                 pattern=oom_pattern)
+    from types import SimpleNamespace as NS
+    oom.signatures.append(NS(examples=[NS(line="BufferAssignment OOM Debugging report peak buffers", source="https://example.org/u")],
+                             counter_examples=["jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes"],
+                             pattern=r"BufferAssignment OOM Debugging"))
+    index = index_for(_corpus_of(remat, worker, oom))
+    assert "resource_exhausted" not in index["quiet"] and "resource_exhausted" not in "".join(index["near"].values())
+    line = "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3743729664 bytes."
+    assert [f["id"] for f in Resembler(index).closest([Loose(0, 4, line)])] == ["jax-oom"]
+
+
+def test_a_notes_counter_example_that_only_reads_like_a_failure_line_stays_quiet() -> None:
+    """torchrun's 'failed (exitcode: -9)' reads word for word like the SIGBUS entry's 'failed
+    (exitcode: -7)' (numbers are no words), but that entry's signature does not match it: written
+    down beside the launcher's wrapper entry, it stays a quiet line, and a -9 line leads nowhere
+    (the dev sample's torchrun logs were led to the shared-memory entry when it did not)."""
+    sigbus = _entry("nccl-shm-sigbus", ["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) local_rank: 0 (pid: 5275) of binary: /usr/bin/python"],
+                    pattern=r"failed \(exitcode: -7\) local_rank: [0-9]+")
+    worker = _entry("launcher-worker-failed", ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED"],
+                    counter=["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: /usr/bin/python"],
+                    wrapper=True, pattern=r"ChildFailedError")
+    index = index_for(_corpus_of(sigbus, worker))
+    assert "exitcode" in index["quiet"]
+    line = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 1 (pid: 4411) of binary: /opt/conda/bin/python"
+    assert Resembler(index).closest([Loose(0, 9, line)]) == []
 
 
 def test_a_harmless_counter_example_still_silences_every_entry() -> None:

@@ -86,12 +86,15 @@ def own(found: dict[str, set[str]]) -> dict[str, set[str]]:
     return {case: {c for c in cs if holders[c] == 1} for case, cs in found.items()}
 
 
-def _without(entries: list, thread: str, drop: set[str] = frozenset()) -> list:
-    """Light copies of the entries without the example lines that cite ``thread`` and without the
-    counter-examples in ``drop`` (for index_for)."""
+def _without(entries: list, thread: str, drop: set[str] = frozenset(),
+             off: set[tuple[str, str]] = frozenset()) -> list:
+    """Light copies of the entries without the example lines that cite ``thread``, without the
+    counter-examples in ``drop`` and with the signatures in ``off`` switched off (for index_for,
+    which reads a failure's patterns to tell its line among the notes' counter-examples)."""
     out = []
     for e in entries:
-        sigs = [SimpleNamespace(examples=[x for x in s.examples if norm(x.source) != thread],
+        sigs = [SimpleNamespace(id=s.id, pattern=NEVER if (e.id, s.id) in off else s.pattern,
+                                examples=[x for x in s.examples if norm(x.source) != thread],
                                 counter_examples=[c for c in s.counter_examples if c not in drop])
                 for s in e.signatures]
         out.append(SimpleNamespace(id=e.id, title=e.title, aliases=e.aliases, severity=e.severity, wrapper=e.wrapper,
@@ -144,7 +147,7 @@ def run(folder: Path, mode: str, prepared: Prepared | None = None) -> list[Outco
             rules = dict(full)
             rules["signatures"] = [dict(s, pattern=NEVER) if (s["entry"], s["id"]) in off else s
                                    for s in full["signatures"]]
-            rules["resemble"] = index_for(_without(entries, thread, drop))
+            rules["resemble"] = index_for(_without(entries, thread, drop, off))
             diagnoser = make_diagnoser(rules, "python")
         else:
             diagnoser = full_diagnoser

@@ -157,7 +157,8 @@ def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry o
     docs: dict[str, list[str]] = {}
     near: dict[str, list[str]] = {}
     quiet: list[str] = []
-    counter: list[tuple[str, str]] = []  # a failure entry's counter-examples: (entry, line)
+    counter: list[tuple[str, str, str, bool]] = []  # counter-examples: (entry, words, text, a note's or wrapper's)
+    patterns: dict[str, list[str]] = {}  # a failure entry's signature patterns
     for e in entries:
         # a note's lines, and a wrapper's ("a worker failed", "Segmentation fault": they name no
         # cause, and the log doctor looks for leads beside them), stay quiet
@@ -168,18 +169,36 @@ def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry o
         for s in e.signatures:
             for text in s.counter_examples:
                 if line := line_of(text):
-                    (quiet.append(line) if calm else counter.append((e.id, line)))
+                    counter.append((e.id, line, text, calm))
+            if not calm and getattr(s, "pattern", None):
+                patterns.setdefault(e.id, []).append(s.pattern)
     # a counter-example that reads like another entry's example line is that sibling's failure:
     # it keeps the lead away from its own entry only; any other stays quiet for every entry (a
-    # harmless line written down beside a signature)
+    # harmless line written down beside a signature). Two kinds are left out instead, when a
+    # failure entry's signature matches the counter-example as well: a note's or a wrapper's (they
+    # never lead), and a failure entry's own line written down against another of its signatures.
+    # Either is that failure's line, and as a quiet line it silenced that very failure's closest
+    # wording (the note on XLA's rematerialisation lists JAX's out-of-memory line). Reading alike
+    # is not enough for these: 'failed (exitcode: -9)' reads word for word like the SIGBUS entry's
+    # 'failed (exitcode: -7)', and is no shared-memory failure.
     siblings = Resembler({"docs": each_once(docs), "quiet": ""})
-    for entry_id, line in counter:
+    for entry_id, line, text, calm in counter:
         best = siblings._best(frozenset(line.split()))
-        if any(other != entry_id and f >= SIBLING for other, (f, _) in best.items()):
+        alike = [other for other, (f, _) in best.items() if f >= SIBLING]
+        others = [other for other in alike if other != entry_id]
+        if others and not calm:
             near.setdefault(entry_id, []).append(line)
-        else:
+        elif not any(_search(p, text) for other in (alike if not calm else others) for p in patterns.get(other, ())):
             quiet.append(line)
     return {"docs": each_once(docs), "near": each_once(near), "quiet": "\n".join(dict.fromkeys(quiet))}
+
+
+def _search(pattern: str, text: str) -> bool:
+    """Whether a signature's pattern (checked when the corpus was validated) matches ``text``."""
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:  # a pattern another engine reads (RE2, Hyperscan) but not Python's: no match
+        return False
 
 
 @dataclass
