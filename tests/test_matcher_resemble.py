@@ -15,7 +15,7 @@ from generator.matcher.job import Job
 from generator.matcher.read import Chunk
 from generator.matcher.report import to_markdown, to_text
 from generator.matcher.resemble import (JOIN_BYTES, JOIN_JOB_BYTES, MAX_LINES, TAIL_BYTES, THRESHOLD, Loose, Resembler, glue,
-                                        TailLines, index_for, words)
+                                        TailLines, index_for, says_wrong, words)
 from test_diagnose_cli import _small_checkout
 
 INDEX = {
@@ -302,6 +302,18 @@ def test_a_line_its_logger_files_at_info_or_debug_is_not_compared() -> None:
                    b"[DEBUG] retrying after connection refused\n"
                    b"2024-08-30 11:01:43,001 ERROR collective timeout after 600000 ms\n", 1))
     assert [t.line for t in tail.take(0, 10)] == [3]
+
+
+def test_a_level_word_inside_the_failure_message_does_not_make_it_routine() -> None:
+    """Paddle's 'ValueError: (InvalidArgument) some trt inputs dynamic shape info not set, check
+    the INFO log above' was never compared: the INFO of its advice was read as its logger's level
+    (dev field sample, each log's own thread left out). A level word counts before the failure's
+    words only."""
+    assert says_wrong("ValueError: (InvalidArgument) some trt inputs dynamic shape info not set, check the INFO log above for more details.")
+    assert says_wrong("RuntimeError: NCCL error, see the DEBUG output (NCCL_DEBUG=INFO) for details")
+    assert not says_wrong("2024-08-30 11:01:42,123 INFO Watchdog heartbeat ok (collective timeout 600000 ms)")
+    assert not says_wrong("node1:22:22 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v6 symbol")
+    assert not says_wrong("[DEBUG] retrying after connection refused")
 
 
 def test_the_bench_noise_near_misses_get_neither_a_finding_nor_a_lead(real_diagnoser: Diagnoser) -> None:

@@ -110,8 +110,14 @@ def _garbled(text: str) -> bool:
 
 
 def says_wrong(text: str) -> bool:
-    """Whether a line says something went wrong, and its logger did not file it as routine."""
-    return bool(_ERRORISH.search(text)) and not _ROUTINE.search(text)
+    """Whether a line says something went wrong, and its logger did not file it as routine: a
+    level word counts where it comes before the failure's words ('I0412 ... INFO ... timed out'),
+    not inside the message ('ValueError: (InvalidArgument) ... check the INFO log above')."""
+    wrong = _ERRORISH.search(text)
+    if not wrong:
+        return False
+    routine = _ROUTINE.search(text, 0, wrong.start() + 1)
+    return routine is None
 
 
 def words(text: str) -> frozenset[str]:
