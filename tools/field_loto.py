@@ -158,6 +158,15 @@ def run(folder: Path, mode: str, prepared: Prepared | None = None) -> list[Outco
     return outcomes
 
 
+def refuses_holdout_misses(tool: str, folder: Path, misses: bool) -> bool:
+    """Whether a tool asked to list the misses of the holdout must refuse (it says so): nobody
+    reads them (tests/fixtures/field/README.md)."""
+    if misses and "holdout" in folder.resolve().parts:
+        print(f"{tool}: nobody reads the holdout's misses; drop --misses", file=sys.stderr)
+        return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", nargs="?", default=str(ROOT / "tests/fixtures/field/dev"))
@@ -165,8 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", action="store_true", help="list each miss (dev only)")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
-    if args.misses and "holdout" in folder.resolve().parts:
-        print("field_loto: nobody reads the holdout's misses; drop --misses", file=sys.stderr)
+    if refuses_holdout_misses("field_loto", folder, args.misses):
         return 2
     outcomes = run(folder, args.mode)
     failing = [o for o in outcomes if not o.healthy]

@@ -33,6 +33,7 @@ import yaml  # noqa: E402
 from generator.cli.diagnose import ensure_rules, make_diagnoser, named  # noqa: E402
 from generator.matcher import Diagnoser  # noqa: E402
 from generator.matcher import resemble  # noqa: E402
+from tools.field_loto import refuses_holdout_misses  # noqa: E402
 
 RIGHT = "right"
 WRONG_SIGNATURE = "wrong signature"
@@ -107,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", action="store_true", help="list each miss with its kind (dev only)")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
-    if args.misses and "holdout" in folder.resolve().parts:
-        print("field_why: nobody reads the holdout's misses; drop --misses", file=sys.stderr)
+    if refuses_holdout_misses("field_why", folder, args.misses):
         return 2
     diagnoser = make_diagnoser(ensure_rules(None), "auto")
     results = outcomes(folder, diagnoser)
