@@ -200,3 +200,19 @@ def test_an_input_that_looks_binary_is_told_from_a_text_log() -> None:
     utf16 = "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n".encode("utf-16") * 20
     typographic = ("“quoted” — caf\u00e9 \u2588\u2588\u2588 100%\n" * 100).encode()
     assert not any(looks_binary(x) for x in (colour, padded, utf16, typographic, b"short\0\0"))
+
+
+def test_the_reader_and_the_closest_wording_count_the_same_control_characters() -> None:
+    """read.looks_binary (on an input's first bytes) and resemble._garbled (on a line) counted two
+    different sets: VT in one, ESC in the other. Whitespace and ESC (a coloured log keeps the
+    'ESC ( B' that tput sgr0 prints) are text to both; the other control characters are not."""
+    from generator.matcher.read import CONTROL_BYTES, looks_binary
+    from generator.matcher.resemble import _garbled
+
+    coloured = "\x1b(B\x1b[m" * 3 + "ERROR: NCCL error"
+    spaced = "\x0b\x0c".join(["RuntimeError: CUDA error: out of memory"] * 3)
+    assert not _garbled(coloured) and not _garbled(spaced)
+    assert not looks_binary(coloured.encode() * 8) and not looks_binary(spaced.encode() * 8)
+    noisy = "".join(chr(b) for b in CONTROL_BYTES) + "cannot open"
+    assert _garbled(noisy) and looks_binary(noisy.encode() * 8)
+    assert not set(b"\t\n\x0b\x0c\r\x1b") & set(CONTROL_BYTES)

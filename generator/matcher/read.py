@@ -57,8 +57,10 @@ class InputStats:
 
 
 SNIFF_BYTES = 64 << 10
-# control bytes a text log does not hold: all below space but tab, LF, FF, CR and ESC (colours), and DEL
-_CONTROL = bytes(b for b in range(32) if b not in (0, 9, 10, 12, 13, 27)) + b"\x7f"
+# control bytes a text log does not hold: all below space but NUL (a crash leaves runs of it; it is
+# counted apart), the whitespace ones (tab, LF, VT, FF, CR) and ESC (colours: read.clean leaves
+# the `ESC ( B` that tput sgr0 prints), and DEL. resemble._garbled counts the same characters.
+CONTROL_BYTES = bytes(b for b in range(1, 32) if b not in (9, 10, 11, 12, 13, 27)) + b"\x7f"
 
 
 def looks_binary(head: bytes) -> bool:
@@ -71,7 +73,7 @@ def looks_binary(head: bytes) -> bool:
     text = head.replace(b"\0", b"")
     if not text:
         return True
-    control = len(text) - len(text.translate(None, _CONTROL))
+    control = len(text) - len(text.translate(None, CONTROL_BYTES))
     decoded = text[:-4].decode("utf-8", errors="replace")  # a character cut at the end is no error
     broken = decoded.count("\ufffd")
     return max(control / len(text), broken / max(1, len(decoded))) > 0.05

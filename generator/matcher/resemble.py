@@ -56,6 +56,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from .read import CONTROL_BYTES
+
 TAIL_BYTES = 1 << 20
 JOIN_BYTES = 256 << 10  # the end of the tail whose adjacent lines are also read joined (see TailLines.joined)
 JOIN_JOB_BYTES = 4 << 20  # ...and at most this much joined text per job, in input order (an archive of many logs)
@@ -100,7 +102,9 @@ _ERRORISH = re.compile(
 _ROUTINE = re.compile(r"(?:^|[\s\[(|])(?:INFO|DEBUG|TRACE|NOTICE)(?:[\s\])|:]|$)")
 
 
-_GARBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")
+# read.looks_binary's control characters, and NUL and the replacement character (bytes that were
+# not UTF-8), which a line still holds here
+_GARBLE = re.compile("[" + re.escape(CONTROL_BYTES.decode("latin-1")) + "\x00\ufffd]")
 
 
 def _garbled(text: str) -> bool:
