@@ -122,12 +122,14 @@ def test_a_pasted_line_no_entry_recognises_is_said_to_be_a_guess(site) -> None:
         const index = await kbSearch.load(url);
         return queries.map(q => kbSearch.weak(index.search(q, 10), q));
     }""", [_index_url(page), ["npm ERR! code ELIFECYCLE errno 1",
-                              # unrelated lines that share a word or two with an entry ('fatal', 'exited')
+                              # an unrelated line that shares a word or two with an entry ('fatal')
                               "fatal: unable to access repository: Could not resolve host: github.com",
-                              "Job for docker.service failed because the control process exited with error code.",
                               "RuntimeError: CUDA error: an illegal memory access was encountered",
                               "nccl timeout", "xid 79"]])
-    assert verdicts == [True, True, True, False, False, False]
+    # ('Job for docker.service failed because the control process exited with error code.' was a
+    # third example: its best entry scores 40.03 with 1,435 entries, on the line WEAK_SCORE draws,
+    # so any entry added or removed flips it; a fixed example must sit clear of the line)
+    assert verdicts == [True, True, False, False, False]
     page.fill("#kb-search-q", "npm ERR! code ELIFECYCLE errno 1")
     page.wait_for_selector(".kb-search__item")
     status = page.locator(".kb-search__status")
