@@ -40,7 +40,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.cli.diagnose import make_diagnoser, named  # noqa: E402
+from generator.cli.diagnose import make_diagnoser, named, right_first  # noqa: E402
 from generator.corpus.validated import load_corpus  # noqa: E402
 from generator.exports.rules import compile_rules  # noqa: E402
 from generator.matcher.resemble import index_for  # noqa: E402
@@ -61,7 +61,7 @@ class Outcome:
 
     @property
     def right(self) -> bool:  # as `kb eval` scores top-1
-        return not self.failures if self.healthy else bool(self.got) and self.got[0] in self.expected
+        return right_first(self.failures, self.got, self.expected)
 
 
 MIN_COPIED = 12  # a shorter counter-example ('Killed') may be in a log without having been copied from it

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from generator.cli.diagnose import ensure_rules, make_diagnoser, named  # noqa: E402
+from generator.cli.diagnose import ensure_rules, make_diagnoser, named, right_first  # noqa: E402
 from generator.matcher import Diagnoser  # noqa: E402
 from generator.matcher import resemble  # noqa: E402
 from tools.field_loto import refuses_holdout_misses  # noqa: E402
@@ -63,10 +63,10 @@ def kind(diagnoser: Diagnoser, data: bytes, expected: list[str]) -> str:
     session.feed(data)
     report = session.finish()
     job = session.job
-    failures, got = named(report)  # as `kb eval` scores: a note may be the answer
+    failures, got = named(report)
     if expected[0] == "none":
-        return QUIET if not failures else FALSE_ALARM
-    if got and got[0] in expected:
+        return QUIET if right_first(failures, got, expected) else FALSE_ALARM
+    if right_first(failures, got, expected):  # as `kb eval` scores: a note may be the answer
         return RIGHT
     if got:
         return WRONG_LEAD if report.get("resembles") else WRONG_SIGNATURE

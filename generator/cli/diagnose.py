@@ -341,6 +341,15 @@ def named(report: dict) -> tuple[list[str], list[str]]:
     return failures, failures + [f["id"] for f in report["findings"] if f["role"] == "info"]
 
 
+def right_first(failures: list[str], got: list[str], acceptable: list[str]) -> bool:
+    """How `kb eval` scores one report (``named``'s two lists) against a label's ``acceptable``
+    ids: on a healthy log (["none"]) right when it names no failure (a note is no false alarm),
+    on a failure log when the first thing it names is acceptable."""
+    if acceptable[0] == "none":
+        return not failures
+    return bool(got) and got[0] in acceptable
+
+
 def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
     import yaml
 
@@ -369,12 +378,9 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
             initiating_got, initiating_ok = _initiating(label.get("initiating"), report)
         expected = str(label["expected"])
         acceptable = [expected] + [str(a) for a in (label.get("also_acceptable") or [])]
-        if expected == "none":
-            ok = not failures  # a note on a healthy log is not a false positive
-            result = CaseResult(case, expected, acceptable, got, ok, ok)
-        else:
-            result = CaseResult(case, expected, acceptable, got, bool(got) and got[0] in acceptable,
-                                any(g in acceptable for g in got[:3]))
+        top1 = right_first(failures, got, acceptable)
+        top3 = top1 if expected == "none" else any(g in acceptable for g in got[:3])
+        result = CaseResult(case, expected, acceptable, got, top1, top3)
         wanted = label.get("culprit") if label.get("culprit") is not None else label.get("initiating")
         result.initiating, result.initiating_got, result.initiating_ok = wanted, initiating_got, initiating_ok
         result.family = str(label["family"]) if label.get("family") else None

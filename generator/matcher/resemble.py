@@ -180,7 +180,7 @@ def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry o
             for text in s.counter_examples:
                 if line := line_of(text):
                     counter.append((e.id, line, text, calm))
-            if not calm and getattr(s, "pattern", None):
+            if not calm and s.pattern:
                 patterns.setdefault(e.id, []).append(s.pattern)
     # a counter-example that reads like another entry's example line is that sibling's failure:
     # it keeps the lead away from its own entry only; any other stays quiet for every entry (a
@@ -195,20 +195,12 @@ def index_for(entries: Iterable) -> dict:  # noqa: ANN001 - corpus.model.Entry o
     for entry_id, line, text, calm in counter:
         best = siblings._best(frozenset(line.split()))
         alike = [other for other, (f, _) in best.items() if f >= SIBLING]
-        others = [other for other in alike if other != entry_id]
-        if others and not calm:
+        if not calm and any(other != entry_id for other in alike):
             near.setdefault(entry_id, []).append(line)
-        elif not any(_search(p, text) for other in (alike if not calm else others) for p in patterns.get(other, ())):
+        # (a note's own patterns are not in ``patterns``: for it, alike entries are other entries)
+        elif not any(re.search(p, text) for other in alike for p in patterns.get(other, ())):
             quiet.append(line)
     return {"docs": each_once(docs), "near": each_once(near), "quiet": "\n".join(dict.fromkeys(quiet))}
-
-
-def _search(pattern: str, text: str) -> bool:
-    """Whether a signature's pattern (checked when the corpus was validated) matches ``text``."""
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:  # a pattern another engine reads (RE2, Hyperscan) but not Python's: no match
-        return False
 
 
 @dataclass
