@@ -260,18 +260,27 @@ def test_an_empty_root_is_an_input_error(tmp_path: Path) -> None:
 # --- session 30: line breaks only YAML sees ----------------------------------------------------
 
 
-@pytest.mark.parametrize("char, name", [("\u2028", "U+2028 (line separator)"), ("\u2029", "U+2029 (paragraph separator)"),
-                                        ("\x85", "U+0085 (NEL, next line)")])
-def test_a_line_break_only_yaml_sees_is_kb001_where_the_editor_shows_it(tmp_path: Path, char: str, name: str) -> None:
-    """YAML 1.1 reads NEL, U+2028 and U+2029 as line breaks: in a quoted example line it was folded
-    into a space and the entry validated (the line checked was not the line written); in a plain
-    value it was a syntax error lines away from where any editor shows the character."""
+@pytest.mark.parametrize("char, name, fix", [("\u2028", "U+2028 (line separator) character", "space"),
+                                             ("\u2029", "U+2029 (paragraph separator) character", "space"),
+                                             ("\x85", "U+0085 (NEL, next line) character", "space"),
+                                             ("\r", "CR (carriage return) not followed by LF", "LF")])
+def test_a_line_break_only_yaml_sees_is_kb001_where_the_editor_shows_it(tmp_path: Path, char: str, name: str,
+                                                                        fix: str) -> None:
+    """YAML 1.1 reads NEL, U+2028, U+2029 and a CR alone as line breaks: in a quoted example line it
+    was folded into a space and the entry validated (the line checked was not the line written); in
+    a plain value it was a syntax error lines away from where any editor shows the character."""
     text = BASE.read_text().replace('"ERROR something broke', f'"ERROR é{char}something broke')
     loaded, problems = load_file(_write(tmp_path, text))
     assert loaded.entry is None
     assert [(p.code, p.line, p.col) for p in problems] == [("KB001", 14, 23)]
-    assert problems[0].message == f"{name} character: YAML reads it as a line break, which editors do not show"
-    assert problems[0].hint and "space" in problems[0].hint
+    assert problems[0].message == f"{name}: YAML reads it as a line break, which editors do not show as one"
+    assert problems[0].hint and fix in problems[0].hint
+
+
+def test_crlf_line_ends_are_no_hidden_break(tmp_path: Path) -> None:
+    """CR LF is one line break to YAML and to every editor: a file saved on Windows validates."""
+    loaded, problems = load_file(_write(tmp_path, BASE.read_text().replace("\n", "\r\n")))
+    assert problems == [] and loaded.entry is not None
 
 
 def test_fmt_refuses_a_line_break_only_yaml_sees_instead_of_folding_it_away(tmp_path: Path) -> None:

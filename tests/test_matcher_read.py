@@ -23,6 +23,14 @@ def test_clean_removes_ansi_and_nul_and_keeps_line_ends() -> None:
     assert clean(b"\x1b]0;title\x07text\n") == b"text\n"
 
 
+def test_clean_removes_the_character_set_escape_that_ends_a_tput_colour() -> None:
+    """tput sgr0 prints `ESC ( B` before `ESC [ m`; the nF escape was left in the text as
+    `(B`, so an anchored signature missed a coloured log's line."""
+    coloured = b"\x1b[1m\x1b[31mERROR:\x1b(B\x1b[m NCCL error\x1b)0 in\x1b #8 op\n"
+    assert clean(coloured) == b"ERROR: NCCL error in op\n"
+    assert clean(b"a\x1bMb\n") == b"ab\n"  # a one-byte Fe escape (ESC M) as before
+
+
 def test_clean_reads_a_run_of_backslashes_as_one() -> None:
     # three levels of Go/JSON quoting (runc in containerd in Docker) put 7 backslashes before a quote
     nested = rb'exec: \\\\\\\"nvidia-container-cli\\\\\\\": executable file not found in $PATH\\\\n\\\"' + b"\n"
@@ -204,8 +212,9 @@ def test_an_input_that_looks_binary_is_told_from_a_text_log() -> None:
 
 def test_the_reader_and_the_closest_wording_count_the_same_control_characters() -> None:
     """read.looks_binary (on an input's first bytes) and resemble._garbled (on a line) counted two
-    different sets: VT in one, ESC in the other. Whitespace and ESC (a coloured log keeps the
-    'ESC ( B' that tput sgr0 prints) are text to both; the other control characters are not."""
+    different sets: VT in one, ESC in the other. Whitespace and ESC (a coloured log's escapes
+    reach the sniff before read.clean removes them) are text to both; the other control
+    characters are not."""
     from generator.matcher.read import CONTROL_BYTES, looks_binary
     from generator.matcher.resemble import _garbled
 

@@ -244,14 +244,20 @@ def _too_big(size: int, grew: bool = False) -> tuple[str, str]:
 
 # characters that YAML 1.1 (libyaml, PyYAML, ruamel) reads as line breaks, but that editors, diff
 # and grep show inside a line: a value holding one is silently folded (the break becomes a space)
-# or fails with a syntax error at a line number no editor shows
+# or fails with a syntax error at a line number no editor shows. A CR alone is one of them (CR LF
+# is a single break, as everywhere): vim and git diff show it as ^M inside the line.
 _HIDDEN_BREAKS = {
-    "\x85": ("U+0085 (NEL, next line)", "it is usually an ellipsis (\u2026) of Windows-1252 text decoded as Latin-1: "
-                                         "write ... or \u2026 instead, or a space"),
-    "\u2028": ("U+2028 (line separator)", "replace it with a space, or end the line there"),
-    "\u2029": ("U+2029 (paragraph separator)", "replace it with a space, or a blank line inside a block of text"),
+    "\x85": ("U+0085 (NEL, next line) character",
+             "it is usually an ellipsis (\u2026) of Windows-1252 text decoded as Latin-1: "
+             "write ... or \u2026 instead, or a space"),
+    "\u2028": ("U+2028 (line separator) character", "replace it with a space, or end the line there"),
+    "\u2029": ("U+2029 (paragraph separator) character",
+               "replace it with a space, or a blank line inside a block of text"),
+    "\r": ("CR (carriage return) not followed by LF",
+           "a terminal's progress-bar redraw or an old Mac line end: end the line with LF there "
+           "(tr '\\r' '\\n' for a whole file), or delete it"),
 }
-_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")
+_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
 
 
 def hidden_line_breaks(text: str, shown: str) -> list[Problem]:
@@ -265,7 +271,7 @@ def hidden_line_breaks(text: str, shown: str) -> list[Problem]:
     others = len(_HIDDEN_BREAK.findall(text, found.end()))
     more = f" ({others} more in this file)" if others else ""
     return [Problem(shown, line + 1, col + 1, "KB001",
-                    f"{name} character: YAML reads it as a line break, which editors do not show{more}", hint)]
+                    f"{name}: YAML reads it as a line break, which editors do not show as one{more}", hint)]
 
 
 def load_file(path: Path) -> tuple[LoadedFile, list[Problem]]:

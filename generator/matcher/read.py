@@ -29,7 +29,9 @@ from typing import BinaryIO, Iterator
 CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
 
-_ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# CSI (colours, cursor), OSC (titles, links: to BEL or ST), nF (character-set choice: tput sgr0
+# ends a colour with `ESC ( B`) and the one-byte Fe escapes.
+_ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[ -/]+[0-~]|[@-Z\\-_])")
 _BACKSLASH_RUN = re.compile(rb"\\{2,}")
 
 
@@ -58,8 +60,9 @@ class InputStats:
 
 SNIFF_BYTES = 64 << 10
 # control bytes a text log does not hold: all below space but NUL (a crash leaves runs of it; it is
-# counted apart), the whitespace ones (tab, LF, VT, FF, CR) and ESC (colours: read.clean leaves
-# the `ESC ( B` that tput sgr0 prints), and DEL. resemble._garbled counts the same characters.
+# counted apart), the whitespace ones (tab, LF, VT, FF, CR) and ESC (a coloured log is text; the
+# sniff reads bytes before read.clean removes the escapes), and DEL. resemble._garbled counts the
+# same characters.
 CONTROL_BYTES = bytes(b for b in range(1, 32) if b not in (9, 10, 11, 12, 13, 27)) + b"\x7f"
 
 
