@@ -89,15 +89,22 @@ def named_lines(items: list[dict], rules: dict) -> list[str | None]:
     return out
 
 
-def score(page, index_url: str, queries: list[str]) -> list[list[str]]:
-    """The first three entries the site search lists for each query."""
+def score(page, index_url: str, queries: list[str]) -> tuple[list[list[str]], list[bool]]:
+    """The first three entries the site search lists for each query, and whether the search
+    tells the reader the list is a guess (kbSearch.weak: no entry recognises the line)."""
     tops: list[list[str]] = []
+    weak: list[bool] = []
     for start in range(0, len(queries), 100):
-        tops += page.evaluate("""async ([url, queries]) => {
+        answers = page.evaluate("""async ([url, queries]) => {
             const index = await kbSearch.load(url);
-            return queries.map(q => index.search(q, 30).filter(h => h.entry).slice(0, 3).map(h => h.entry.i));
+            return queries.map(q => {
+                const hits = index.search(q, 30);
+                return [hits.filter(h => h.entry).slice(0, 3).map(h => h.entry.i), kbSearch.weak(hits, q)];
+            });
         }""", [index_url, queries[start:start + 100]])
-    return tops
+        tops += [top for top, _ in answers]
+        weak += [flag for _, flag in answers]
+    return tops, weak
 
 
 def main() -> int:
@@ -118,6 +125,7 @@ def main() -> int:
     rules = json.loads(rules_file.read_text(encoding="utf-8"))
 
     rows: list[tuple[str, str, str, int, int, int]] = []  # part, family, kind, logs, top-1, top-3
+    guesses: list[str] = []  # per part, how the guess notice sorts the error-looking lines
     with SiteServer(site) as server, sync_playwright() as p:
         browser = launch(p)
         page = browser.new_page()
@@ -133,7 +141,14 @@ def main() -> int:
                        "named": [c for c, line in zip(items, named) if line is not None]}
             for kind, _ in KINDS:
                 subset = subsets[kind]
-                tops = score(page, index_url, queries[kind])
+                tops, weak = score(page, index_url, queries[kind])
+                if kind == "error":
+                    right = [bool(top[:1] and top[0] in c["acceptable"]) for c, top in zip(subset, tops)]
+                    flagged = sum(weak)
+                    guesses.append(f"- {part}: {flagged} of {len(subset)} error-looking lines are said to be a guess, "
+                                   f"{sum(r for r, w in zip(right, weak) if w)} of them with the right entry first; "
+                                   f"of the {len(subset) - flagged} others, "
+                                   f"{sum(r for r, w in zip(right, weak) if not w)} right first")
                 for family in ["all", *sorted({c["family"] for c in items})]:
                     picked = [(c, top) for c, top in zip(subset, tops) if family in ("all", c["family"])]
                     first = sum(1 for c, top in picked if top[:1] and top[0] in c["acceptable"])
@@ -162,7 +177,11 @@ def main() -> int:
     for (part, family), cells in table.items():
         label = f"**{part}**" if family == "all" else part
         lines.append(f"| {label} | {family} | " + " | ".join(cells.get(kind, "-") for kind, _ in KINDS) + " |")
+    lines += ["", "The guess notice (\"No entry recognises this line; these only share words with it\", "
+              "WEAK_SCORE in docs/javascripts/kb-search.js, an absolute score that drifts as the corpus grows) "
+              "on the error-looking lines:", "", *guesses]
     write_section("search", "\n".join(lines))
+    print("\n".join(guesses))
     for part, family, kind, n, first, three in rows:
         if family == "all":
             print(f"{part} {kind}: top-1 {pct(first, n)}, top-3 {pct(three, n)}")
