@@ -88,6 +88,25 @@ def test_binary_garbage_is_diagnosed_not_fatal(tmp_path: Path) -> None:
     assert report["findings"][0]["first_line"] == garbage.count(b"\n") + 2
 
 
+def test_a_log_whose_lines_end_in_cr_alone_counts_each_line(tmp_path: Path) -> None:
+    """Red team s31: 100 Xid lines ended by CR alone were 'seen 1 time', and a second Xid on the
+    same run of CR segments took the first one's place on the clock."""
+    xid79 = b"[  %d.0] NVRM: Xid (PCI:0000:5e:00): 79, pid=123, GPU has fallen off the bus.\r"
+    log = tmp_path / "console.log"
+    log.write_bytes(b"[  1.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, An uncorrectable double bit error (DBE) has "
+                    b"been detected on GPU in the framebuffer at partition 0, subpartition 0.\r"
+                    + b"".join(xid79 % (i + 2) for i in range(100)))
+    result = run_kb("diagnose", str(log), "--format", "json", cwd=ROOT)
+    report = json.loads(result.out)
+    found = {f["id"]: f for f in report["findings"]}
+    assert found["xid-79"]["count"] == 100 and found["xid-79"]["first_line"] == 2
+    assert found["xid-79"]["last_line"] == 101 and found["xid-48"]["first_line"] == 1
+    assert report["input"]["lines"] == 101
+    assert any("ends its lines with CR alone" in note and "console.log" in note for note in report["notes"])
+    text = run_kb("diagnose", str(log), cwd=ROOT).out
+    assert "at 2.000000 s after boot" in text and "seen 100 times" in text
+
+
 @pytest.mark.skipif(not DEV.is_dir(), reason="../shared/logs-dev is not beside this checkout")
 def test_eval_on_the_development_logs() -> None:
     result = run_kb("eval", str(DEV), cwd=ROOT)

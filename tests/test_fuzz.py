@@ -132,8 +132,10 @@ def test_the_reader_keeps_line_numbers_and_bounded_pieces(parts: list[bytes], ch
         assert c.first_line >= last
         last = c.first_line
         assert all(len(line) <= MAX_LINE_BYTES + 1 for line in c.data.split(b"\n"))
+    if stats.cr_lines:  # lines that end in CR alone: each CR (or CR LF) read as a line break
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     expected = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
-    assert stats.lines == expected and stats.bytes == len(data)
+    assert stats.lines == expected and stats.bytes == len(b"".join(parts))
 
 
 @given(parts=st.lists(pieces, max_size=25), name=st.text(max_size=20))

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from generator.matcher.read import MAX_LINE_BYTES, InputStats, chunks, clean
+from generator.matcher.read import MAX_LINE_BYTES, SNIFF_BYTES, InputStats, chunks, clean
 
 
 def _read(data: bytes, chunk_bytes: int = 1 << 20) -> tuple[list[tuple[int, bytes]], InputStats]:
@@ -114,6 +114,30 @@ def test_carriage_returns_split_a_long_line_before_any_cut(chunk_bytes: int) -> 
     assert all(len(text) <= MAX_LINE_BYTES for _, text in lines)
     assert {n for n, _ in lines} == {1, 2, 3}
     assert any(n == 2 and text.endswith(xid) for n, text in lines)
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 4096, 1 << 20])
+def test_lines_that_end_in_cr_alone_are_read_as_lines(chunk_bytes: int) -> None:
+    """Red team s31: a serial console's capture (CR, no LF) was one line of CR segments, so 100
+    Xid lines counted as one event, each with the first line's time. A CR LF that a block
+    boundary splits is still one break."""
+    xid = b"[ %d.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    data = b"".join(xid % i + b"\r" for i in range(1, 1001)) + b"late\r\nlast"
+    assert data.index(b"\n") > SNIFF_BYTES
+    lines, stats = _read(data, chunk_bytes=chunk_bytes)
+    assert stats.cr_lines == 1 and stats.lines == 1002 and stats.bytes == len(data)
+    assert lines[41] == (42, xid % 42) and lines[-2:] == [(1001, b"late"), (1002, b"last")]
+    short, stats = _read(b"".join(xid % i + b"\r" for i in range(1, 4)), chunk_bytes=chunk_bytes)
+    assert stats.cr_lines == 1 and short == [(1, xid % 1), (2, xid % 2), (3, xid % 3)]
+
+
+def test_progress_bars_and_floods_of_cr_are_not_cr_lines() -> None:
+    """A log with LFs keeps CR as a segment break (progress-bar redraws on one line); so does a
+    first piece that is mostly CRs (the bare-CR flood above); one CR is no line ending either."""
+    bar = b"".join(b"Epoch 1: %3d%%|####| %d/100 [00:10<00:00]\r" % (i, i) for i in range(100))
+    for data in (b"start\n" + bar + b"\ndone\n", bar + b"\ndone\n", b"\r" * 4096 + b"x\r", b"one line\r"):
+        lines, stats = _read(data)
+        assert stats.cr_lines == 0 and stats.lines == data.count(b"\n") + (not data.endswith(b"\n"))
 
 
 def test_empty_input() -> None:

@@ -432,6 +432,7 @@ class Job:
             stats.bytes += src.stats.bytes
             stats.cut_lines += src.stats.cut_lines
             stats.binary += src.stats.binary
+            stats.cr_lines += src.stats.cr_lines
         hosts = {src.index: src.info.host for src in self.sources}
         artefacts = {k: v for k, v in (("flight_recorder", analyse_traces(self.traces)),
                                        ("py_spy", analyse_spy([t for s in self.spies for t in s.threads], hosts)),

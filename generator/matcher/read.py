@@ -56,6 +56,7 @@ class InputStats:
     bytes: int = 0
     cut_lines: int = 0  # stretches without CR or LF longer than MAX_LINE_BYTES: only their ends were matched
     binary: int = 0  # inputs whose first SNIFF_BYTES look binary (looks_binary): a program, an image, a core dump
+    cr_lines: int = 0  # inputs whose lines end in CR alone (ChunkReader.feed): each CR read as a line break
 
 
 SNIFF_BYTES = 64 << 10
@@ -246,6 +247,13 @@ class ChunkReader:
         self.carry = b""
         self.tail: bytes | None = None  # inside an over-long stretch: its last bytes after the head
         self.partial = False  # pieces of the current line went out already (it counts even if nothing is left)
+        # Lines that end in CR alone (a serial console's capture, a classic Mac tool): no LF in the
+        # input's first SNIFF_BYTES (or all of it), CRs there, one per 8 bytes at most (a flood of
+        # bare CRs is no lines). Read with each CR as a line break, as the input's editor shows
+        # it; otherwise the whole input would be one line of CR segments (progress-bar redraws),
+        # counted as one event with the first segment's time. None: not decided yet.
+        self.cr_lines: bool | None = None
+        self.cr_before = False  # the last block ended in CR (an LF starting the next one is its pair)
 
     def feed(self, block: bytes) -> list[Chunk]:
         out: list[Chunk] = []
@@ -254,6 +262,12 @@ class ChunkReader:
         if not self.stats.bytes:  # the input's first piece (the browser's and the CLI's are 1 MiB or more)
             self.stats.binary = int(looks_binary(block[:SNIFF_BYTES]))
         self.stats.bytes += len(block)
+        if self.cr_lines is None:
+            block = self._cr_head(block)
+            if block is None:
+                return out
+        if self.cr_lines:
+            block = self._cr_to_lf(block)
         if self.tail is not None:
             rest = self._skip(block, out)
             if rest is None:
@@ -271,8 +285,41 @@ class ChunkReader:
             self._bound_carry(out)
         return out
 
+    def _cr_head(self, block: bytes) -> bytes | None:
+        """While the input's head is read: decide on CR lines once an LF or SNIFF_BYTES is seen.
+        Undecided, the block joins the carried partial line (with no LF it would anyway); once
+        decided, the carry comes back with the block, to be read as the decision says."""
+        seen = len(self.carry) + len(block)
+        if b"\n" not in block and seen < SNIFF_BYTES:
+            self.carry += block
+            return None
+        head = (self.carry + block)[:SNIFF_BYTES]
+        self._decide_cr(head)
+        block, self.carry = self.carry + block, b""
+        return block
+
+    def _decide_cr(self, head: bytes) -> None:
+        crs = head.count(b"\r") if b"\n" not in head else 0
+        self.cr_lines = 2 <= crs <= len(head) // 8
+        self.stats.cr_lines = int(self.cr_lines)
+
+    def _cr_to_lf(self, block: bytes) -> bytes:
+        """A block of a CR-line input with each CR, or CR LF, as one LF."""
+        if self.cr_before and block[:1] == b"\n":
+            block = block[1:]
+        self.cr_before = block[-1:] == b"\r"
+        return block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
     def close(self) -> list[Chunk]:
         out: list[Chunk] = []
+        if self.cr_lines is None:  # an input shorter than SNIFF_BYTES without LF: all of it is carried
+            self._decide_cr(self.carry)
+            if self.cr_lines and self.carry:
+                body = self._cr_to_lf(self.carry)
+                self.carry = b""
+                cut = body.rfind(b"\n")
+                self._lines(body[:cut + 1], out)
+                self.carry = body[cut + 1:]
         if self.tail is not None:
             if self.tail:
                 out.append(Chunk(clean(self.tail) + b"\n", self.line))

@@ -18,13 +18,25 @@ from .rank import Finding, clock, main_clock, order_key, year_shift
 SCHEMA = "kb.diagnosis/2"
 
 # Characters a terminal or a Markdown viewer would act on rather than show: C0 controls but
-# tab, DEL, C1 controls, and the bidirectional overrides that reorder what is displayed.
-_INVISIBLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# tab, DEL, C1 controls, and the bidirectional overrides that reorder what is displayed; and lone
+# surrogates, which stand for the bytes of a file name that is not UTF-8 (Python's
+# surrogateescape) and which no UTF-8 output can hold.
+_INVISIBLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _written_out(char: str) -> str:
+    """One invisible character as text: ``\\x1b``, ``\\u202e``; a name's undecodable byte as that byte, ``\\xff``."""
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character written out (``\\x1b``), so output cannot drive a terminal."""
-    return _INVISIBLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
+    """``text`` with every control character written out (``\\x1b``), so output cannot drive a
+    terminal, and a file name's bytes that are not UTF-8 too (``bad\\xff.log``), so it is UTF-8."""
+    return _INVISIBLE.sub(lambda m: _written_out(m.group(0)), text)
 
 
 def code_span(text: str) -> str:
@@ -52,20 +64,33 @@ def _cut_note(cut: int) -> list[str]:
 
 def _input_notes(stats, sources, explained: bool) -> list[str]:  # noqa: ANN001 - read.InputStats, job.Source objects
     """What the reader should know about the input itself: nothing in it (unless another note
-    says why nothing could be read, a damaged archive), or not text (read.looks_binary)."""
+    says why nothing could be read, a damaged archive), not text (read.looks_binary), or lines
+    that end in CR alone (read.ChunkReader.feed)."""
     if not stats.bytes:
         return [] if explained else ["the input is empty (0 bytes): there was nothing to read"]
-    if not stats.binary:
-        return []
-    named = [src.info.name for src in sources or () if src.stats.binary]
+    notes = []
+    if stats.binary:
+        which, one = _which("binary", sources)
+        notes.append(f"{which} {'looks' if one else 'look'} binary (control bytes or text that is not UTF-8 near the "
+                     "start: a program, an image or a core dump, not a text log); it was read as text anyway, so a "
+                     "finding or lead from it may mean little")
+    if stats.cr_lines:
+        which, one = _which("cr_lines", sources)
+        notes.append(f"{which} {'ends its' if one else 'end their'} lines with CR alone, no LF (a serial console's "
+                     "capture or a classic Mac tool): each CR was read as a line break, so line numbers count CRs "
+                     "(as `tr '\\r' '\\n'` would show them)")
+    return notes
+
+
+def _which(flag: str, sources) -> tuple[str, bool]:  # noqa: ANN001 - job.Source objects
+    """The inputs an input note is about (one by name, several counted, or "the input"), and
+    whether that is one input."""
+    named = [src.info.name for src in sources or () if getattr(src.stats, flag)]
     if len(named) == 1:
-        which = f"{named[0]} looks"
-    elif named:
-        which = f"{len(named):,} of the {len(sources):,} files look"
-    else:  # no sources given: one input
-        which = "the input looks"
-    return [f"{which} binary (control bytes or text that is not UTF-8 near the start: a program, an image or a core "
-            "dump, not a text log); it was read as text anyway, so a finding or lead from it may mean little"]
+        return named[0], True
+    if named:
+        return f"{len(named):,} of the {len(sources):,} files", False
+    return "the input", True
 
 
 def clock_time(hit, shift: int) -> tuple[str, float] | None:  # noqa: ANN001 - match.Hit
@@ -336,8 +361,13 @@ def _verdict(findings: list[Finding]) -> str:
     return f"{root.meta['title']}"
 
 
-def to_json(report: dict) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+def to_json(report: dict, compact: bool = False) -> str:
+    """The report as JSON, indented, or (``compact``) on one line for --format jsonl. It is UTF-8
+    whatever the file names: a name's byte that is not UTF-8 is written out as ``visible`` does
+    (the name ``bad\\xff.log`` as the JSON string "bad\\\\xff.log"), where it would make the
+    whole output undecodable."""
+    text = json.dumps(report, ensure_ascii=False, **({"separators": (",", ":")} if compact else {"indent": 2}))
+    return _SURROGATE.sub(lambda m: "\\\\" + _written_out(m.group(0))[1:], text) + "\n"
 
 
 def _where_text(where: dict) -> str:
