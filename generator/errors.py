@@ -44,6 +44,7 @@ CODES: dict[str, tuple[str, str]] = {
     "KB023": ("regex-unsafe", "rewrite the pattern without nested or adjacent unbounded repeats that can backtrack"),
     "KB025": ("regex-too-deep", "flatten the pattern: a signature needs no more than a few levels of groups"),
     "KB026": ("regex-no-byte-form", "use constructs the Hyperscan byte form takes: spell a negated class out ([^ \\t,] rather than [^\\s,], [^A-Za-z0-9_] rather than [^\\w])"),
+    "KB029": ("regex-no-js-form", "the site search runs patterns with JavaScript's RegExp: use constructs it reads as Python does (a leading (?i), (?:...), (?P<name>...), classes, counted repeats {n,m})"),
     "KB027": ("regex-too-common", "anchor the pattern on the product's or component's own words, copied from the example lines: an error name (ncclSystemError, CUDA_ERROR_OUT_OF_MEMORY), a function (cudaMalloc), a file (ProcessGroupNCCL.cpp) or a code (Xid 79); 'error', 'failed to' or 'warning' alone are in every log"),
     "KB028": ("regex-shared-weak-anchor", "give the pattern a required literal of its own (the product's message words, a file name, an error code), or split an alternation so that each branch has one"),
     "KB024": ("regex-no-literal", "include literal text of at least 4 characters that every match contains, e.g. the message's fixed words"),

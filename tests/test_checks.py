@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from generator.corpus.checks import VALIDATORS, run_checks
 from generator.corpus.load import load_file
 
+ROOT = Path(__file__).resolve().parents[1]
 BASE = Path(__file__).parent / "golden" / "validate" / "clean" / "entries" / "cuda" / "demo-failure.yaml"
 
 
@@ -196,3 +198,91 @@ def test_two_signatures_anchored_on_the_same_plain_word_are_refused(tmp_path: Pa
     split = shared.replace("(?:gsp: mmu fault queued|channel [0-9]+ killed!)", "gsp: mmu fault queued").replace(
         "(?:fifo: fault [0-9]+|engine reset failed)", "engine reset failed")
     assert _check(tmp_path, _with_signatures(split)) == []
+
+
+# --- red team red31 -------------------------------------------------------------------------------
+
+# (pattern, a line it matches in Python, what KB029 names)
+_NOT_FOR_THE_BROWSER = [
+    ("something broke at (?i:step) [0-9]+", "something broke at STEP 12", "a scoped flag group (?i:...) at position 19"),
+    ("(?s)something broke at step [0-9]+", "something broke at step 12", "an inline flag (?s) at position 0"),
+    ("(?x)something\\ broke\\ at\\ step\\ [0-9]+", "something broke at step 12", "an inline flag (?x) (verbose mode)"),
+    ("something broke(?# why) at step [0-9]+", "something broke at step 12", "a comment (?#...) at position 15"),
+    ("something broke at (?>step) [0-9]+", "something broke at step 12", "an atomic group (?>...) at position 19"),
+    ("something broke at step [0-9]++", "something broke at step 12", "a possessive repeat ++ at position 29"),
+    ("something broke at step [0-9]{1,3}+", "something broke at step 12", "a possessive repeat {1,3}+ at position 29"),
+    ("something broke at step [0-9]*+", "something broke at step 12", "a possessive repeat *+"),
+    ("something broke at step ?+[0-9]", "something broke at step 1", "a possessive repeat ?+"),
+    ("something\\N{SPACE}broke at step", "something broke at step", "a named character \\N{...} at position 9"),
+    ("something broke at step [0-9]{,3}", "something broke at step 12", "a repeat {,3} at position 29"),
+    ("something broke at step []0-9]+", "something broke at step ]", "a class that opens with ']' at position 24"),
+    ("something broke at step\\a", "something broke at step\a", "the escape \\a (the bell character)"),
+    ("something broke\\\\Z at step", "something broke\\Z at step", "the text \\Z at position 16"),
+]
+
+
+def test_a_pattern_the_site_search_cannot_run_is_refused_at_its_pattern(tmp_path: Path) -> None:
+    """red31 #9: `(?i:false)` in torch-cuda-not-available compiled in Python but threw in the browser's
+    RegExp (Node 20, Firefox < 132, Safari), so the site search left the signature out, silently.
+    KB029 refuses every construct the search's translation (kb-search.js toRegExp) cannot carry."""
+    for pattern, line, what in _NOT_FOR_THE_BROWSER:
+        found = _check(tmp_path, _with_pattern(pattern, line.replace("\\", "\\\\").replace("\a", "\\a")))
+        codes = [(p.code, p.line, p.col) for p in found if p.code == "KB029"]
+        assert codes == [("KB029", 12, 14)], (pattern, found)
+        shown = next(p for p in found if p.code == "KB029").format()
+        assert f"signature 'main': the site search cannot run this pattern as Python does: {what}" in shown, shown
+        assert "the site search runs patterns with the browser's RegExp" in shown
+        assert not [p for p in found if p.code in ("KB020", "KB021")], (pattern, found)
+
+
+def test_what_the_site_search_translates_passes() -> None:
+    from generator.corpus.jsregex import browser_problem
+
+    for pattern in ("(?i)something broke", "(?P<step>step) [0-9]+\\Z", "\\Astep [0-9]{2,3}", "a{} {x [a\\]] \\++ a+? x{0,3}",
+                    "(?:a|b)+c", "[[(]x", "\\(?step", "x\\u00e9"):
+        assert browser_problem(pattern) is None, pattern
+
+
+def test_kb029_agrees_with_the_browser_translation() -> None:
+    """Each refused pattern fails to compile or matches otherwise in Node's RegExp through kb-search.js's
+    own toRegExp; each accepted one compiles and matches its line alike."""
+    import json
+    import shutil
+    import subprocess
+    import warnings
+
+    import pytest
+
+    from generator.corpus.jsregex import browser_problem
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = ROOT / "docs" / "javascripts" / "kb-search.js"
+    runner = ("const fs=require('fs');global.window={kbDom:{el:()=>({})}};global.document={addEventListener(){},"
+              "querySelector(){return null},querySelectorAll(){return []}};"
+              f"eval(fs.readFileSync({json.dumps(str(script))},'utf8'));"
+              "for (const [p,l] of JSON.parse(fs.readFileSync(0,'utf8'))) {const r=window.kbSearch.toRegExp(p, "
+              "p.startsWith('(?i)')); console.log(JSON.stringify(r ? r.test(l) : null));}")
+    accepted = [("(?i)STEP [0-9]+", "step 12"), ("(?P<s>step) [0-9]+\\Z", "step 12"), ("\\Astep", "step"),
+                ("a{} x", "a{} x"), ("[a\\]]+x", "]]x"), ("\\++", "++"), ("x{0,3}y", "xxy"), ("x{2", "x{2")]
+    cases = [(p, line) for p, line, _ in _NOT_FOR_THE_BROWSER] + accepted
+    result = subprocess.run([node, "-e", runner], input=json.dumps(cases), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    for (pattern, line), js in zip(cases, map(json.loads, result.stdout.splitlines())):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            python = bool(re.search(pattern, line))
+        assert python
+        assert (js == python) == (browser_problem(pattern) is None), (pattern, line, js)
+
+
+def test_an_entry_in_another_categorys_folder_is_kb010(tmp_path: Path) -> None:
+    """red31 #17: `category: cuda` stored under fabric/ validated; kb new writes <category>/<id>.yaml."""
+    folder = tmp_path / "fabric"
+    folder.mkdir()
+    found = _check(folder, BASE.read_text())
+    assert [(p.code, p.line, p.col) for p in found] == [("KB010", 3, 11)]
+    assert found[0].message == "the entry is in the folder fabric/ but its category is cuda"
+    assert "move the file to cuda/demo-failure.yaml, or correct the category" in found[0].format()
+    assert _check(tmp_path, BASE.read_text()) == [], "a folder that names no category is no category's"

@@ -292,3 +292,69 @@ def test_fmt_refuses_a_line_break_only_yaml_sees_instead_of_folding_it_away(tmp_
     assert not result.changed and path.read_text(encoding="utf-8") == text
     assert result.line == 4 and "YAML problem at line 4 (KB001 U+0085 (NEL, next line) character" in result.error
     assert "(1 more in this file)" in result.error
+
+
+# --- red team red31 -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key, what", [("1", "a number"), ("null", "nothing (null)"), ("~", "nothing (null)"),
+                                       ("true", "a boolean"), ("2.5", "a number")])
+def test_a_key_that_is_no_text_is_reported_at_the_key(tmp_path: Path, key: str, what: str) -> None:
+    """red31 #11: `1: x` at the end of an entry was `2:1: KB006 [1]: keys should be strings` with the
+    hint 'use one of the allowed values'; `null: x` was `KB006 None: ...` at the same wrong place."""
+    text = BASE.read_text() + f"{key}: x\n"
+    loaded, problems = load_file(_write(tmp_path, text))
+    line = text.count("\n")
+    assert [(p.code, p.line, p.col) for p in problems] == [("KB004", line, 1)], problems
+    assert problems[0].message == f"key {key} is not a field name; field names are text"
+    assert f"YAML reads this key as {what}" in problems[0].format() and "allowed values" not in problems[0].format()
+    assert loaded.entry is None
+
+
+def test_a_key_that_is_no_text_in_a_nested_mapping_and_other_problems_are_all_reported(tmp_path: Path) -> None:
+    text = BASE.read_text().replace("    examples:\n", "    3: y\n    examples:\n").replace("severity: high\n", "")
+    _, problems = load_file(_write(tmp_path, text))
+    assert sorted((p.code, p.line, p.col) for p in problems) == [("KB004", 12, 5), ("KB005", 1, 1)], problems
+    assert "key 3 is not a field name" in next(p.message for p in problems if p.code == "KB004")
+
+
+def test_fmt_refuses_a_key_that_is_no_text_instead_of_calling_it_canonical(tmp_path: Path) -> None:
+    from generator.corpus.fmt import format_file
+
+    text = BASE.read_text() + "1: x\n"
+    path = _write(tmp_path, text)
+    result = format_file(path, check=True)
+    assert not result.changed and result.line == text.count("\n")
+    assert result.error and "key 1 is not a field name" in result.error
+    assert path.read_text() == text
+
+
+def test_a_posix_class_is_kb020_and_no_warning_reaches_stderr(tmp_path: Path) -> None:
+    """red31 #17: `[[:digit:]]` was reported as 'does not match its example' (re reads it as the
+    characters ':digt'), and Python's FutureWarning 'Possible nested set' was printed on stderr."""
+    import warnings
+
+    for pattern, words in (("something broke at step [[:digit:]]+ of 31", "holds the POSIX class [:digit:], which Python's re "
+                            "does not know (it reads the characters ':digit' instead)"),
+                           ("something broke at step [0-9--]+ of 31", "possible set difference at position")):
+        text = BASE.read_text().replace("pattern: 'something broke at step [0-9]+'", f"pattern: '{pattern}'")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded, problems = load_file(_write(tmp_path, text))
+        assert not [w for w in caught if issubclass(w.category, FutureWarning)]
+        assert [(p.code, p.line, p.col) for p in problems] == [("KB020", 12, 14)], problems
+        assert words in problems[0].message and loaded.entry is None
+        assert ("[0-9] for [:digit:]" if "POSIX" in words else "escape the character") in problems[0].format()
+
+
+def test_an_entry_saved_as_yml_is_reported_not_skipped(tmp_path: Path) -> None:
+    """red31 #17: `foo.yml` was neither checked nor built, and kb validate said '1 entry OK'."""
+    folder = tmp_path / "cuda"
+    folder.mkdir()
+    (folder / "demo-failure.yaml").write_text(BASE.read_text())
+    (folder / "other-failure.yml").write_text(BASE.read_text().replace("demo-failure", "other-failure"))
+    files, problems = load.load_corpus_files(tmp_path)
+    assert len(files) == 1
+    assert [(p.path.endswith("cuda/other-failure.yml"), p.code, p.line) for p in problems] == [(True, "KB010", 1)]
+    assert problems[0].format().endswith("KB010 entry files end in .yaml; this one is not read\n"
+                                         "    hint: rename it to other-failure.yaml")

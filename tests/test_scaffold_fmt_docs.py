@@ -141,7 +141,7 @@ def test_fmt_shows_a_file_name_with_terminal_controls_inert(tmp_path: Path) -> N
     (tmp_path / "c\x1b]0;owned\x07.yaml").write_text("title: x\ntitle: y\n", encoding="utf-8")
     result = run_kb("fmt", str(tmp_path))
     assert result.code == 1 and "\x1b" not in result.err + result.out and "\x07" not in result.err + result.out
-    assert "c\\x1b]0;owned\\x07.yaml: not formatted" in result.err
+    assert "c\\x1b]0;owned\\x07.yaml:2: not formatted: YAML problem at line 2 (KB002 duplicate key 'title'" in result.err
 
 
 def test_fmt_drops_a_byte_order_mark_and_keeps_the_entry(tmp_path: Path) -> None:
@@ -322,3 +322,143 @@ def test_docs_refuses_a_guide_it_cannot_use_in_one_line(tmp_path: Path) -> None:
             result = run_kb("docs", "--guide", str(guide), *extra)
             assert result.code == 2 and words in result.err and len(result.err.splitlines()) == 1, result.err
     assert reversed_.read_text() == f"intro\n{END}\n{START}\n"
+
+
+# --- red team red31: kb new and kb fmt ------------------------------------------------------------
+
+
+def test_new_refuses_an_xid_id_with_a_leading_zero_as_validate_would(tmp_path: Path) -> None:
+    """red31 #15: `kb new xid-079 --category xid` wrote a template that kb validate refused (KB014:
+    the id must be 'xid-79'); in the real tree it stood beside xid-79.yaml, a second Xid 79 entry."""
+    for entry_id, code in (("xid-079", 79), ("xid-00013", None), ("xid-007", 7)):
+        result = run_kb("new", entry_id, "--category", "xid", "--root", str(tmp_path))
+        assert result.code == 2 and "Traceback" not in result.err, result.err
+        if code is not None:
+            assert f"an entry for Xid {code} must have the id 'xid-{code}' (no leading zero)" in result.err, result.err
+    assert not list(tmp_path.rglob("*.yaml"))
+    assert run_kb("new", "xid-79", "--category", "xid", "--root", str(tmp_path)).code == 0
+
+
+def test_fmt_never_writes_a_file_over_the_entry_size_limit(tmp_path: Path) -> None:
+    """red31 #6: a 995 KB entry with a quoted `notes` value validated; fmt made the value a literal
+    block (two more spaces a line) and wrote 1.24 MB, which kb validate and kb fmt then refused."""
+    from generator.corpus.load import MAX_ENTRY_BYTES
+
+    source = CLEAN_ENTRY.read_text()
+    lines = (MAX_ENTRY_BYTES - 5000 - len(source)) // 4
+    text = source.replace("owner: application\n", "owner: application\nnotes: \"" + "ab\\n" * lines + "\"\n", 1)
+    assert MAX_ENTRY_BYTES - 5000 < len(text.encode()) < MAX_ENTRY_BYTES
+    path = tmp_path / "entries" / "cuda" / "demo-failure.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert run_kb("validate", str(tmp_path / "entries")).code == 0
+    for args in (("fmt", "--check", str(path)), ("fmt", str(path))):
+        result = run_kb(*args)
+        assert result.code == 1 and "Traceback" not in result.err, result.err
+        assert re.search(r"demo-failure\.yaml: not formatted: the canonical form would be 1,2\d\d,\d\d\d bytes, over the "
+                         r"1,000,000-byte limit on an entry; split the entry", result.err), result.err
+        assert "1 not formatted" in result.err and "reformatted" not in result.out
+    assert path.read_text() == text
+    assert run_kb("validate", str(tmp_path / "entries")).code == 0
+
+
+def _fmt_refusal(tmp_path: Path, text: str) -> str:
+    """kb fmt's and kb fmt --check's message for ``text``, checking that the file stays byte-identical."""
+    path = tmp_path / "demo-failure.yaml"
+    path.write_text(text)
+    said = []
+    for args in (("fmt", "--check", str(path)), ("fmt", str(path))):
+        result = run_kb(*args)
+        assert result.code == 1 and "Traceback" not in result.err and "1 not formatted" in result.err, result.err
+        said.append(result.err.splitlines()[0])
+    assert said[0] == said[1] and path.read_text() == text
+    return said[0]
+
+
+def test_fmt_and_validate_agree_on_a_tab_between_tokens(tmp_path: Path) -> None:
+    """red31 #12a: `owner:<TAB>application` validated (libyaml takes it), but kb fmt said 'YAML problem
+    (while scanning for the next token)' with no line, and validate then found nothing."""
+    text = CLEAN_ENTRY.read_text().replace("owner: application", "owner:\tapplication")
+    said = _fmt_refusal(tmp_path, text)
+    assert said.startswith(f"{tmp_path / 'demo-failure.yaml'}:5: not formatted: YAML problem at line 5 (KB001 a tab "
+                           "after 'owner:' where YAML needs a space"), said
+    result = run_kb("validate", str(tmp_path))
+    assert result.code == 1 and "demo-failure.yaml:5:7: KB001 a tab after 'owner:' where YAML needs a space" in result.out
+    assert "replace the tab with a space" in result.out
+    fine = CLEAN_ENTRY.read_text().replace("ERROR something broke", "ERROR\tsomething broke")  # in quotes: text
+    (tmp_path / "demo-failure.yaml").write_text(fine)
+    assert run_kb("validate", str(tmp_path)).code == 0 and run_kb("fmt", str(tmp_path)).code == 0
+    assert run_kb("validate", str(tmp_path)).code == 0
+
+
+def test_fmt_calls_an_unhashable_key_a_yaml_error_at_its_line(tmp_path: Path) -> None:
+    """red31 #12b: a `? [a, b]` key was 'the canonical form would change content (please report this
+    file)', a bug report asked for a user's error; kb validate said KB001 at its line."""
+    for key, kind in (("? [a, b]\n: x\n", "list"), ("{a: 1}: x\n", "mapping")):
+        text = CLEAN_ENTRY.read_text() + key
+        line = text.count("\n") - key.count("\n") + 1
+        said = _fmt_refusal(tmp_path, text)
+        assert f":{line}: not formatted: YAML problem at line {line} (KB001 YAML error: found unhashable key: this key " \
+               f"is a {kind}" in said, said
+        assert "please report" not in said
+        result = run_kb("validate", str(tmp_path))
+        assert f"demo-failure.yaml:{line}:" in result.out and f"this key is a {kind}" in result.out, result.out
+
+
+def test_fmt_drops_document_markers_and_keeps_their_comments(tmp_path: Path) -> None:
+    """red31 #12c: a `---` after the schema comment, or a `...` and a comment at the end, were refused
+    as 'a comment inside a [...] list or after a block indicator' at line 1: neither was there."""
+    source = (ROOT / "kb" / "entries" / "cuda" / "cuda-invalid-value.yaml").read_text(encoding="utf-8")
+    first, rest = source.split("\n", 1)
+    path = tmp_path / "cuda-invalid-value.yaml"
+    for text, expected in ((f"{first}\n---\n{rest}", source),
+                           (f"{first}\n--- # the one document\n{rest}", f"{first}\n# the one document\n{rest}"),
+                           (f"{source}...\n# after the end\n", f"{source}# after the end\n"),
+                           (f"---\n{source}...\n", source)):
+        path.write_text(text)
+        result = run_kb("fmt", str(path))
+        assert result.code == 0 and "1 file" in result.err, result.err
+        assert path.read_text() == expected
+        assert run_kb("fmt", "--check", str(path)).code == 0
+
+
+def test_fmt_says_a_comment_between_a_key_and_its_value_is_there(tmp_path: Path) -> None:
+    """red31 #12d: `severity:` / `  # why` / `  high` got the text about [...] lists and block indicators."""
+    text = CLEAN_ENTRY.read_text().replace("severity: high\n", "severity:\n  # why high\n  high\n")
+    said = _fmt_refusal(tmp_path, text)
+    assert said == (f"{tmp_path / 'demo-failure.yaml'}:5: not formatted: kb fmt cannot keep this comment between a key "
+                    "and its value; move it onto a line of its own above the key, then run kb fmt again"), said
+
+
+def test_fmt_keeps_a_quoted_value_that_a_literal_block_cannot_hold(tmp_path: Path) -> None:
+    """red31 #12e: `root_cause: "a\\r\\nb"` validated, but fmt said 'the canonical form would change
+    content (please report this file)': the literal block it chose would hold a raw CR, read back as
+    a line break. A value holding a character no block can hold keeps its quotes."""
+    import yaml
+
+    for value in ('"The fault\\r\\nover two lines"', '"bell \\a here\\n"', '"a line\\u2028separator"'):
+        text = _not_canonical().replace("root_cause: |\n  The underlying fault, in one paragraph.\n",
+                                        f"root_cause: {value}\n")
+        assert f"root_cause: {value}" in text
+        path = tmp_path / "demo-failure.yaml"
+        path.write_text(text)
+        result = run_kb("fmt", str(path))
+        assert result.code == 0, result.err
+        after = path.read_text()
+        assert 'root_cause: "' in after and yaml.safe_load(after) == yaml.safe_load(text)
+        assert run_kb("fmt", "--check", str(path)).code == 0
+
+
+def test_fmt_names_the_field_whose_content_the_canonical_form_would_change(tmp_path: Path, monkeypatch) -> None:
+    """The last guard, for what no case above covers: the field is named, the file kept."""
+    from generator.corpus import fmt
+
+    text = _not_canonical()
+    path = tmp_path / "demo-failure.yaml"
+    path.write_text(text)
+    real = fmt.canonical
+    monkeypatch.setattr(fmt, "canonical", lambda t: real(t).replace("step 12", "step 13"))
+    result = fmt.format_file(path, check=False)
+    assert not result.changed and path.read_text() == text
+    assert result.error == ("not formatted: the canonical form would change signatures[0].examples[0].line "
+                            "(please report this file)")

@@ -25,6 +25,9 @@ def new_entry(entry_id: str, category: str, root: Path) -> Path:
         if not m or int(m.group(1)) < 1:
             raise InputError(f"an Xid entry's id is xid-<code>, e.g. xid-79; got '{entry_id}'")
         code = int(m.group(1))
+        if entry_id != f"xid-{code}":  # kb validate refuses it (KB014), and it would stand beside xid-<code>.yaml
+            raise InputError(f"an entry for Xid {code} must have the id 'xid-{code}' (no leading zero); "
+                             f"got '{entry_id}'")
     elif entry_id.startswith("xid-"):
         raise InputError(f"'{entry_id}' looks like an Xid entry: use --category xid")
     if root.exists() and not root.is_dir():

@@ -15,12 +15,13 @@ from generator.errors import Problem
 from generator.matcher import backtracking
 from generator.corpus import forked, healthy, literals
 from generator.corpus.anchors import anchor_input, cover_anchors, weak_shared
+from generator.corpus.jsregex import browser_problem
 from generator.corpus.literals import MIN_LITERAL, compile_pattern, everyday_words, long_enough, names_its_own, parse, prefilter_literals
 from generator.matcher.native.bytepattern import Unsupported, to_bytes
 from generator.corpus.regex_budget import SECONDS as REGEX_SECONDS
 from generator.corpus.regex_budget import RegexTimeout, budget
 from generator.corpus.load import LoadedFile
-from generator.corpus.model import Entry
+from generator.corpus.model import CATEGORIES, Entry
 from generator.corpus.safety import find_unsafe, rendered_violations
 
 
@@ -44,13 +45,18 @@ def _entry(f: LoadedFile) -> Entry:
 
 class IdMatchesFileName(Validator):
     id = "KB010"
-    description = "The id equals the file name without .yaml."
+    description = ("The id equals the file name without .yaml; a folder named after a category holds that "
+                   "category's entries.")
 
     def check(self, f: LoadedFile) -> Iterable[Problem]:
         e = _entry(f)
         stem = f.path.name.removesuffix(".yaml")
         if e.id != stem:
             yield f.problem(self.id, f"id '{e.id}' does not match the file name '{f.path.name}'", "id")
+        folder = f.path.parent.name
+        if folder in CATEGORIES and folder != e.category:  # kb new writes <category>/<id>.yaml
+            yield f.problem(self.id, f"the entry is in the folder {folder}/ but its category is {e.category}", "category",
+                            hint=f"move the file to {e.category}/{f.path.name}, or correct the category")
 
 
 class UniqueIds(Validator):
@@ -211,6 +217,28 @@ class SignaturesLinear(Validator):
             except Unsupported as exc:  # Hyperscan would scan for its literals only, never for the whole pattern
                 yield f.problem("KB026", f"signature '{sig.id}': pattern has no byte form for the Hyperscan prefilter ({exc})",
                                 "signatures", i, "pattern")
+
+
+class SignaturesInBrowser(Validator):
+    """Patterns run in the site search as they run in Python (``jsregex``): a construct JavaScript's
+    RegExp refuses would drop the signature from the search in silence, one it reads otherwise
+    would match other lines."""
+
+    id = "KB029"
+    description = "Patterns use only what the site search's JavaScript RegExp reads as Python does (KB029)."
+
+    def check(self, f: LoadedFile) -> Iterable[Problem]:
+        for i, sig in enumerate(_entry(f).signatures):
+            try:
+                parse(sig.pattern)
+            except (re.error, RecursionError, OverflowError, MemoryError):
+                continue  # reported as KB020 or KB025
+            found = browser_problem(sig.pattern)
+            if found is not None:
+                what, how = found
+                yield f.problem(self.id, f"signature '{sig.id}': the site search cannot run this pattern as Python "
+                                f"does: {what}", "signatures", i, "pattern",
+                                hint=f"{how}; the site search runs patterns with the browser's RegExp")
 
 
 class SignaturesSpecific(Validator):
@@ -436,6 +464,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     UniqueSignatureIds,
     SignaturesWork,
     SignaturesLinear,
+    SignaturesInBrowser,
     SignaturesSpecific,
     SignatureAnchorsRare,
     SafeMarkup,

@@ -323,9 +323,14 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
                                 "remove control characters; entries are plain UTF-8 text")]
     loaded._node = node
 
-    problems = list(_walk_structure(node, shown))
+    # keys that are no text (`1:`, `null:`) and tabs between tokens: reported, but the model still
+    # sees the rest of the file
+    later: list[Problem] = []
+    problems = list(_walk_structure(node, shown, later))
+    later += tab_separators(text, shown)
     if any(p.code != "KB002" for p in problems):
-        return loaded, problems  # never construct: an alias can stand for billions of values
+        return loaded, problems + later  # never construct: an alias can stand for billions of values
+    problems += later
     if node is None or not isinstance(node, yaml.MappingNode):
         line, col = (node.start_mark.line + 1, node.start_mark.column + 1) if node is not None else (1, 1)
         problems.append(Problem(shown, line, col, "KB004", "an entry file must hold a mapping of fields (key: value)",
@@ -345,7 +350,8 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
     except ValidationError as exc:
         problems.extend(_validation_problems(exc, loaded))
     if loaded.entry is not None:
-        surrogates = list(_surrogate_patterns(loaded))
+        # parsed first with its warnings caught, then cached: no later parse shows one on stderr
+        surrogates = list(_unsettled_patterns(loaded)) + list(_surrogate_patterns(loaded))
         if surrogates:  # every later check (and the rules' JSON, Hyperscan's byte form) would fail on it
             problems.extend(surrogates)
             loaded.entry = None
@@ -355,10 +361,11 @@ def _from_loader(loader: Any, loaded: LoadedFile, shown: str, text: str) -> tupl
 
 
 def structure_problems(text: str, shown: str) -> list[Problem]:
-    """YAML errors, anchors used through aliases (KB007) and values nested too deeply (KB001),
-    found in one linear pass over the composed nodes: what makes any later walk of the data (or
-    another YAML library's recursive reader) explode, and line breaks that only YAML sees
-    (``hidden_line_breaks``). ``kb fmt`` checks this first."""
+    """YAML errors, anchors used through aliases (KB007), values nested too deeply (KB001), duplicate
+    keys (KB002) and keys that are no text (KB004), found in one linear pass over the composed
+    nodes: what makes any later walk of the data (or another YAML library's recursive reader)
+    explode or read the file otherwise, and line breaks and tabs that only some YAML readers take
+    (``hidden_line_breaks``, ``tab_separators``). ``kb fmt`` checks this first."""
     hidden = hidden_line_breaks(text, shown)
     if hidden:
         return hidden
@@ -371,7 +378,35 @@ def structure_problems(text: str, shown: str) -> list[Problem]:
         return [Problem(shown, line, col, "KB001", f"YAML error: {getattr(exc, 'problem', None) or exc}")]
     finally:
         loader.dispose()
-    return [p for p in _walk_structure(node, shown) if p.code != "KB002"]
+    return list(_walk_structure(node, shown)) + tab_separators(text, shown)
+
+
+def tab_separators(text: str, shown: str) -> list[Problem]:
+    """KB001 at the first tab that stands between YAML tokens (``owner:<TAB>platform``), if any.
+
+    libyaml, which `kb validate` reads entries with, takes such a tab as a space; the pure-Python
+    readers (PyYAML without libyaml, and ruamel.yaml, which `kb fmt` writes with) refuse it. An
+    entry must read alike everywhere, so validation refuses it too, where the editor shows it. A
+    tab inside quoted text, a block of text or a comment is text and stays."""
+    if "\t" not in text:
+        return []
+    try:
+        for _token in yaml.scan(text, Loader=yaml.SafeLoader):  # the pure-Python scanner
+            pass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if mark is None or text[mark.index:mark.index + 1] != "\t":
+            return []  # another reader's problem: libyaml composed the file, its checks have the say
+        start = text.rfind("\n", 0, mark.index) + 1
+        before = text[start:mark.index].strip()
+        line, col = offset_to_line_col(text, mark.index)
+        before = before if len(before) <= 40 else "…" + before[-39:]
+        where = f"after {before!r}" if before else "at the start of the line"
+        return [Problem(shown, line + 1, col + 1, "KB001", f"a tab {where} where YAML needs a space: libyaml reads it, "
+                        "other YAML readers (kb fmt's among them) refuse it",
+                        "replace the tab with a space; if the tab belongs to the text, quote the value "
+                        "(\"a\\tb\" in double quotes)")]
+    return []
 
 
 def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFile], list[Problem]]:
@@ -390,6 +425,9 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
     if not paths:  # a mistyped root that exists (an empty folder, /proc) must not pass as a clean corpus
         raise InputError(f"{display_path(root)}: no entry files (*.yaml) under this folder; pass the folder that holds "
                          "the entries (default kb/entries)")
+    # an entry saved as .yml would be neither checked nor built, and the run would say all is well
+    unread = [Problem(display_path(p), 1, 1, "KB010", "entry files end in .yaml; this one is not read",
+                      f"rename it to {p.stem}.yaml") for p in _yml_files(root)]
     paused = gc.isenabled()
     gc.disable()
     child = None
@@ -408,7 +446,15 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
             child.close()
         if paused:
             gc.enable()
-    return files, problems
+    return files, unread + problems
+
+
+def _yml_files(root: Path) -> list[Path]:
+    """The ``*.yml`` files under the folder ``root`` (none for a single file)."""
+    try:
+        return sorted(p for p in root.rglob("*.yml") if not p.name.startswith(".")) if root.is_dir() else []
+    except OSError:
+        return []  # a folder that vanished meanwhile: the entries' own reading says so
 
 
 # with a child (from forked.PARALLEL_FROM files), this process takes the larger share, as the
@@ -464,9 +510,12 @@ def _node_at(node: yaml.Node | None, loc: Iterable[str | int]) -> yaml.Node | No
     return _walk(node, loc)[1]
 
 
-def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
-    """Duplicate keys (KB002), anchors used through aliases (KB007) and values nested too
-    deeply (KB001), in one linear walk.
+def _walk_structure(node: yaml.Node | None, shown: str, keys: list[Problem] | None = None) -> Iterable[Problem]:
+    """Duplicate keys (KB002), anchors used through aliases (KB007), values nested too
+    deeply (KB001) and keys that are no text (KB004: ``1:``, ``null:``, ``true:``), in one linear walk.
+
+    With a ``keys`` list, the problems of keys that are no text go there instead (they do not
+    stop the construction: the model then sees the rest of the file).
 
     The walk never follows a node twice: in the composed tree an alias is the very node its
     anchor names, so a second visit is an alias, and a nine-level alias bomb of 1 KB (a
@@ -502,7 +551,13 @@ def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
             seen: dict[str, yaml.Node] = {}
             for k, v in current.value:
                 if isinstance(k, yaml.ScalarNode):
-                    yield from _scalar_problems(k, shown)
+                    found = list(_scalar_problems(k, shown))
+                    yield from found
+                    if k.tag in _NOT_TEXT and not found:
+                        if keys is None:
+                            yield _key_not_text(k, shown)
+                        else:
+                            keys.append(_key_not_text(k, shown))
                     if k.value in seen:
                         first = seen[k.value].start_mark.line + 1
                         yield Problem(shown, k.start_mark.line + 1, k.start_mark.column + 1, "KB002",
@@ -510,6 +565,12 @@ def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
                     else:
                         seen[k.value] = k
                 else:
+                    if isinstance(k, (yaml.SequenceNode, yaml.MappingNode)):  # the constructor would refuse it
+                        kind = "list" if isinstance(k, yaml.SequenceNode) else "mapping"
+                        yield Problem(shown, k.start_mark.line + 1, k.start_mark.column + 1, "KB001",
+                                      f"YAML error: found unhashable key: this key is a {kind}, and a field name is text",
+                                      "write the field's name as the key; a line that starts with '? ', or a [...] "
+                                      "or {...} before the ':', makes the key a list or a mapping")
                     stack.append((k, depth + 1))
                 stack.append((v, depth + 1))
         elif isinstance(current, yaml.SequenceNode):
@@ -517,6 +578,19 @@ def _walk_structure(node: yaml.Node | None, shown: str) -> Iterable[Problem]:
 
 
 _INT = "tag:yaml.org,2002:int"
+# what YAML makes of a plain key that is no text: the model names it by its value (`[1]`, `None`)
+# and cannot say where it stands
+_NOT_TEXT = {_INT: "a number", "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:bool": "a boolean",
+             "tag:yaml.org,2002:null": "nothing (null)"}
+
+
+def _key_not_text(node: yaml.ScalarNode, shown: str) -> Problem:
+    """KB004 at a mapping key that YAML reads as a number, a boolean or null."""
+    written = node.value if node.value else "(empty)"
+    return Problem(shown, node.start_mark.line + 1, node.start_mark.column + 1, "KB004",
+                   f"key {_short(written)} is not a field name; field names are text",
+                   f"YAML reads this key as {_NOT_TEXT[node.tag]}: write the field's name (summary, owner, ...) "
+                   "or remove the line")
 MAX_NUMBER_DIGITS = 4_000  # Python refuses to convert an integer of more than 4,300 digits to or from text
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -536,6 +610,44 @@ def _scalar_problems(node: yaml.ScalarNode, shown: str) -> Iterable[Problem]:
                       f"the text holds a lone surrogate \\u{ord(bad.group()):04x} (half of a UTF-16 pair: no character)",
                       "write the character itself, or its full escape (\\U0001F600 for U+1F600); "
                       "a \\ud800-\\udfff escape on its own is not text")
+
+
+_SET_SYNTAX = ("[:", "[=", "[.", "--", "&&", "~~", "||")  # what Python's re warns about inside [...]
+_POSIX_CLASS = re.compile(r"\[:([A-Za-z]+):\]")
+
+
+def _unsettled_patterns(loaded: LoadedFile) -> Iterable[Problem]:
+    """KB020 for each pattern whose class Python's ``re`` warns about (a FutureWarning on stderr):
+    a POSIX class such as ``[[:digit:]]``, which ``re`` reads as the characters ':digt' and so
+    matches none of its examples, or a set operation (``--``, ``&&``, ``||``, ``~~``) that a later
+    Python will read otherwise."""
+    import warnings  # noqa: PLC0415
+
+    from generator.corpus.literals import parse  # noqa: PLC0415
+
+    for i, sig in enumerate(loaded.entry.signatures):  # type: ignore[union-attr]
+        if "[" not in sig.pattern or not any(text in sig.pattern for text in _SET_SYNTAX):
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FutureWarning)
+            try:
+                parse(sig.pattern)
+            except (re.error, RecursionError, OverflowError, MemoryError):
+                continue  # reported as KB020 or KB025 by the checks
+        warned = [w for w in caught if issubclass(w.category, FutureWarning)]
+        if not warned:
+            continue
+        posix = _POSIX_CLASS.search(sig.pattern)
+        if posix:
+            yield loaded.problem("KB020", f"signature '{sig.id}': pattern holds the POSIX class [:{posix.group(1)}:], "
+                                 f"which Python's re does not know (it reads the characters ':{posix.group(1)}' instead)",
+                                 "signatures", i, "pattern",
+                                 hint="write the class out: [0-9] for [:digit:], [A-Za-z] for [:alpha:], [A-Za-z0-9] "
+                                      "for [:alnum:], [ \\t] for [:blank:], \\s for [:space:]")
+        else:
+            yield loaded.problem("KB020", f"signature '{sig.id}': pattern holds what Python's re warns a later version "
+                                 f"will read otherwise: {str(warned[0].message).lower()}", "signatures", i, "pattern",
+                                 hint="escape the character inside the class: \\[, \\-, \\&, \\~ or \\|")
 
 
 def _surrogate_patterns(loaded: LoadedFile) -> Iterable[Problem]:
@@ -641,7 +753,8 @@ def _validation_problems(exc: ValidationError, loaded: LoadedFile) -> list[Probl
         close = difflib.get_close_matches(str(loc[-1]), _model_fields_at(loc[:-1]), n=1)
         if close:
             misspelt.add(loc[:-1] + (close[0],))
-    errors = [err for err in errors if not (err["type"] == "missing" and tuple(err["loc"]) in misspelt)]
+    errors = [err for err in errors if not (err["type"] == "missing" and tuple(err["loc"]) in misspelt)
+              and err["type"] != "invalid_key"]  # a key that is no text: reported at the key (_walk_structure)
     # A file built to hurt (50,000 unknown keys in 500 KB) would cost a 'did you mean' search and a
     # walk of its mapping per error: quadratic, minutes. The first errors are listed, the rest counted.
     if len(errors) > MAX_MODEL_PROBLEMS:
