@@ -60,7 +60,7 @@ def main() -> int:
               "|---|---|---|---|---|---|---|"]
     leads = []
     for part in ("holdout", "dev"):
-        results = evaluate(FIELD / part, diagnoser)
+        results = evaluate(FIELD / part, diagnoser, detail=part != "holdout")
         led, right, wrong, alarms = lead_counts(results)
         leads.append(f"- {part}: {led} logs answered by a closest-wording lead (no signature matched): "
                      f"{right} right first, {wrong} wrong, {alarms} on healthy logs")
@@ -84,7 +84,7 @@ def main() -> int:
               "|---|---|---|---|---|---|---|"]
     for part in ("holdout", "dev"):
         labels = {str(i["id"]): i for i in yaml.safe_load((FIELD / part / "labels.yaml").read_text(encoding="utf-8"))}
-        results = evaluate(FIELD / part, diagnoser)
+        results = evaluate(FIELD / part, diagnoser, detail=part != "holdout")
         subsets = [(f"wave {w}", lambda i, w=w: i.get("wave", 1) == w)
                    for w in sorted({i.get("wave", 1) for i in labels.values()})]
         subsets.append(("thread not cited by the corpus", lambda i: _norm(i["source"]) not in cited))

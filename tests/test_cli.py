@@ -56,6 +56,7 @@ def test_github_annotations_when_running_in_actions(monkeypatch) -> None:
 
 # --- red team redcli29: output, encodings, Ctrl-C, file arguments ------------------------------------
 
+import json  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
@@ -211,3 +212,64 @@ def test_numeric_options_take_the_ends_of_their_range(option: str, text: str, va
     command = "eval" if option == "min_top1" else "diagnose"
     args = build_parser().parse_args([command, f"--{option.replace('_', '-')}", text, "x"])
     assert getattr(args, option) == value
+
+
+def _path_arguments() -> list[tuple[str, str]]:
+    """(command, argument) for every argument of every command that names a file or a folder."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    found = []
+    for command, p in sorted(sub.choices.items()):
+        for action in p._actions:
+            if action.dest in ("root", "output", "docs", "paths", "guide", "log", "rules", "folder"):
+                found.append((command, action.option_strings[0] if action.option_strings else action.dest))
+    return found
+
+
+PATH_ARGUMENTS = _path_arguments()
+
+
+def test_every_path_argument_is_in_the_empty_path_check() -> None:
+    """A new path argument joins the list below, so that '' is refused there too."""
+    assert {f"{c} {a}" for c, a in PATH_ARGUMENTS} == {
+        "build root", "build --docs", "diagnose log", "diagnose --rules", "docs --guide", "eval folder", "eval --rules",
+        "fmt paths", "new --root", "rules --output", "schema --output", "validate root"}
+
+
+@pytest.mark.parametrize("command, argument", PATH_ARGUMENTS, ids=[f"{c} {a}" for c, a in PATH_ARGUMENTS])
+def test_an_empty_path_is_refused_not_read_as_the_working_folder(command: str, argument: str) -> None:
+    """red31 #5: `kb diagnose ""` (an unset variable: kb diagnose "$LOG") walked the whole working
+    folder, as Path("") is "."; `kb eval ""` and `kb validate ""` read it too, and --rules ''
+    meant the default rules."""
+    others = {"new": ["some-failure", "--category", "cuda"], "diagnose": ["x.log"], "eval": ["folder"]}
+    args = [command, *others.get(command, []), argument, ""] if argument.startswith("-") else [command, ""]
+    result = run_kb(*args, cwd=ROOT)
+    lines = result.err.splitlines()
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert lines[0].startswith(f"kb {command}: error: argument ") and "an empty path was given; pass " in lines[0], result.err
+    assert lines[1:] == [f"(see 'kb {command} --help')"] and result.out == ""
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="file names there are Unicode: no undecodable bytes")
+@pytest.mark.parametrize("env", [{"LC_ALL": "C.UTF-8"}, {"PYTHONIOENCODING": "utf-8"}], ids=["surrogateescape", "strict"])
+def test_a_file_name_that_is_not_utf8_is_written_out_and_every_format_stays_utf8(tmp_path: Path, env: dict) -> None:
+    """red31 #8: a name with the byte 0xff went raw into "name" and the headers, so the JSON was
+    not UTF-8 and strict consumers refused it (or, with a strict terminal encoding, "\\udcff")."""
+    folder = tmp_path / "d8"
+    folder.mkdir()
+    line = b"[  2.0] NVRM: Xid (PCI:0000:5e:00): 79, pid=1, GPU has fallen off the bus.\n"
+    with open(os.fsencode(folder) + b"/bad\xff.log", "wb") as fh:
+        fh.write(line)
+    (folder / "good.log").write_bytes(line)
+    shown = f"{folder}/bad\\xff.log"
+    for fmt in ("text", "markdown", "json", "jsonl"):
+        proc = subprocess.run([sys.executable, "-m", "generator", "diagnose", "--format", fmt, str(folder)], cwd=ROOT,
+                              capture_output=True, env={**os.environ, **env}, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout.decode("utf-8")  # strict: no byte that is not UTF-8
+        if fmt == "jsonl":
+            assert [json.loads(line)["input"]["name"] for line in out.splitlines()] == [shown, f"{folder}/good.log"]
+        elif fmt == "json":
+            assert [s["name"] for s in json.loads(out)["sources"]] == [shown, f"{folder}/good.log"]
+        else:
+            assert shown in out and "\\udcff" not in out, out

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,6 +200,100 @@ def test_eval_refuses_an_alias_bomb_and_paths_out_of_its_folder(tmp_path: Path) 
     assert "1:3: '../../../../etc/passwd' leads outside the eval folder" in result.err
     assert "3:3: '/etc/shadow' leads outside the eval folder" in result.err
     assert "6:3: `id` must be a name, not a list" in result.err
+
+def _label_problems(result, folder: Path) -> list[str]:  # noqa: ANN001 - a conftest Result
+    """The problem lines of a `kb eval` run, each without the path of labels.yaml."""
+    labels = str(folder / "labels.yaml") + ":"
+    return [line.split(labels, 1)[1] for line in result.err.splitlines() if labels in line]
+
+
+def test_eval_lists_wrongly_typed_label_fields_as_problems(tmp_path: Path) -> None:
+    """red31 #1: an item of files that is not a name, a culprit that is not a mapping, an
+    initiating that is not text ended in AttributeError tracebacks, once the case was reached."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.log").write_text("all good\n", encoding="utf-8")
+    for case in "bcd":
+        (tmp_path / "cases" / f"{case}.log").write_text("all good\n", encoding="utf-8")
+    (tmp_path / "labels.yaml").write_text(
+        "- id: a\n  expected: none\n  files: [f.log, null, {x: 1}]\n"
+        "- id: b\n  expected: none\n  culprit: node1\n"
+        "- id: c\n  expected: none\n  culprit: {node: [1], rank: [1, x]}\n  initiating: [1]\n  family: 7\n"
+        "- id: d\n  expected: none\n  also_acceptable: [[xid-79]]\n- {id: true, expected: none}\n", encoding="utf-8")
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    assert _label_problems(result, tmp_path) == [
+        "3:18: each item of `files` must be a file name in the case's folder, not null",
+        "3:24: each item of `files` must be a file name in the case's folder, not a mapping",
+        "6:12: `culprit` must be a mapping (node: <host name>, rank: <rank or list of ranks>), not text",
+        "9:19: `culprit`'s node must be a host name, not a list",
+        "9:30: `culprit`'s rank must be a rank number or a list of rank numbers",
+        "10:15: `initiating` must be text, not a list",
+        "11:11: `family` must be text, not a number",
+        "14:21: each item of `also_acceptable` must be an entry id, not a list",
+        "15:3: `id` must be a name, not a bool",
+        " 9 problem(s); each case needs an `id` (its log is cases/<id>.log) and the `expected` entry id, or none "
+        "for a healthy log"], result.err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_eval_refuses_a_job_file_that_is_no_regular_file(tmp_path: Path, kind: str) -> None:
+    """red31 #2: a `files:` entry that was a FIFO or a link to a device was read for ever (a case
+    log was refused already, with these words); a folder was dropped without a word."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.log").write_text("all good\n", encoding="utf-8")
+    odd = tmp_path / "a" / "odd"
+    {"fifo": lambda: os.mkfifo(odd), "device": lambda: odd.symlink_to("/dev/zero"), "folder": odd.mkdir}[kind]()
+    (tmp_path / "labels.yaml").write_text("- {id: a, expected: none, files: [f.log, odd]}\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "generator", "eval", str(tmp_path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == (f"kb eval: {odd}: not a regular file (a device, a pipe or a folder); a case is a log file\n")
+
+
+def test_eval_refuses_a_key_given_twice_and_an_expected_id_no_entry_has(tmp_path: Path) -> None:
+    """red31 #14: `expected: xid-79, expected: none` scored as `none` in silence, and `expected: 79`
+    (no entry id) was a miss that could never be a hit. An id the labels mark `new: true` (a
+    failure class the atlas lacks yet), none, hang and an Xid code are fine; an also_acceptable
+    id no entry has is a warning, since it can only fail to match."""
+    (tmp_path / "cases").mkdir()
+    for case in ("a", "b", "c", "d", "e", "f", "g"):
+        (tmp_path / "cases" / f"{case}.log").write_text("all good\n", encoding="utf-8")
+    (tmp_path / "labels.yaml").write_text(
+        "- {id: a, expected: xid-79, expected: none}\n"
+        "- {id: b, expected: 79}\n"
+        "- {id: c, expected: none, culprit: {rank: 1, rank: 2}}\n"
+        "- {id: d, expected: some-new-failure, new: true}\n"
+        "- {id: e, expected: hang, also_acceptable: [some-new-failure, xid-1234, none]}\n"
+        "- {id: f, expected: xid-79, also_acceptable: [xid-79-typo]}\n"
+        "- {id: g, expected: nccl-remote-eror}\n", encoding="utf-8")
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 2 and "Traceback" not in result.err, result.err
+    hint = ("is no entry id of the rules in use; name an entry (its file name without .yaml), none for a healthy log "
+            "or hang, or add `new: true` for a failure class the atlas lacks yet")
+    assert _label_problems(result, tmp_path) == [
+        "1:29: `expected` is given twice in this case (first on line 1, column 11); YAML keeps only the last one, "
+        "silently: remove one",
+        f"2:21: case b: `expected` '79' {hint}",
+        "3:46: `rank` is given twice in this case (first on line 3, column 37); YAML keeps only the last one, "
+        "silently: remove one",
+        f"7:21: case g: `expected` 'nccl-remote-eror' {hint}",
+        " 4 problem(s); each case needs an `id` (its log is cases/<id>.log) and the `expected` entry id, or none "
+        "for a healthy log"], result.err
+    labels = (tmp_path / "labels.yaml").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "labels.yaml").write_text("\n".join(labels[3:6]) + "\n", encoding="utf-8")  # cases d, e and f
+    result = run_kb("eval", str(tmp_path), cwd=ROOT)
+    assert result.code == 1 and "(3 cases: 3 failure logs, 0 healthy)" in result.out, result.err
+    assert result.err.splitlines() == [
+        f"kb eval: warning: {tmp_path / 'labels.yaml'}:3:47: case f: `also_acceptable` 'xid-79-typo' is no entry id of "
+        "the rules in use, nor a new one (`new: true`) in this file; it can never match"], result.err
+    # --summary (how the field sample's holdout is scored) names no case, in warnings either
+    result = run_kb("eval", "--summary", str(tmp_path), cwd=ROOT)
+    assert result.code == 1 and "case f" not in result.err and "xid-79-typo" not in result.err
+    assert result.err.splitlines() == [
+        f"kb eval: warning: {tmp_path / 'labels.yaml'}: 1 `also_acceptable` id(s) name no entry of the rules in use, "
+        "nor a new one (`new: true`) in this file; they can never match (listed without --summary)"], result.err
+
 
 def test_project_fixtures_cover_every_category_of_the_corpus() -> None:
     labels = yaml.safe_load((ROOT / "tests" / "fixtures" / "logs" / "labels.yaml").read_text(encoding="utf-8"))
@@ -469,3 +564,69 @@ def test_a_broken_link_and_a_loop_of_links_are_named_as_such(tmp_path: Path) -> 
     log.write_text("kernel: eth0 up\n" * 10, encoding="utf-8")
     small = run_kb("diagnose", "--max-unpacked", "1", str(log))
     assert small.code == 2 and "more than 1 byte read" in small.err and "0 MiB" not in small.err, small.err
+
+
+OOM_LINE = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+
+
+def _rotating_folder(tmp_path: Path) -> Path:
+    logs = tmp_path / "logs"
+    for name, text in (("a/kern.log", XID79_LINE), ("b/old.log", XID79_LINE), ("c/app.log", OOM_LINE)):
+        (logs / name).parent.mkdir(parents=True, exist_ok=True)
+        (logs / name).write_text(text, encoding="utf-8")
+    return logs
+
+
+@pytest.mark.parametrize("args", [("--format", "json", "--jobs", "1"), ("--format", "json", "--jobs", "2"),
+                                  ("--format", "jsonl")])
+def test_a_subfolder_that_vanishes_while_the_folder_is_walked_is_a_note(tmp_path: Path, monkeypatch, args: tuple) -> None:
+    """red31 #3: a subfolder removed between listing its parent and listing it (log rotation)
+    ended the whole run ('No such file or directory; check that the path names a file')."""
+    logs = _rotating_folder(tmp_path)
+    real = os.scandir
+
+    def rotated(path=".", *rest):  # noqa: ANN001, ANN002, ANN202
+        if not isinstance(path, int) and Path(os.fsdecode(path)) == logs / "b":  # (rmtree lists by descriptor)
+            shutil.rmtree(logs / "b")  # gone after logs/ was listed, before b/ is
+        return real(path, *rest)
+
+    monkeypatch.setattr(os, "scandir", rotated)
+    result = run_kb("diagnose", *args, str(logs), cwd=ROOT)
+    note = f"{logs / 'b'}: cannot read it: No such file or directory; skipped"
+    assert result.code == 0 and "Traceback" not in result.err, result.err
+    if "jsonl" in args:
+        reports = [json.loads(line) for line in result.out.splitlines()]
+        assert [r["input"]["name"] for r in reports] == [str(logs / "a" / "kern.log"), str(logs / "c" / "app.log")]
+        assert result.err == f"kb diagnose: {note}\n"
+    else:
+        report = json.loads(result.out)
+        assert report["notes"] == [note]
+        assert {f["id"] for f in report["findings"]} == {"xid-79", "cuda-out-of-memory"}
+
+
+@pytest.mark.parametrize("args", [("--format", "json", "--jobs", "2"), ("--format", "jsonl")])
+def test_a_file_that_vanishes_after_the_folder_was_listed_is_a_note(tmp_path: Path, monkeypatch, args: tuple) -> None:
+    """red31 #3: with --jobs the files were stat()ed to deal them out, and with jsonl each was read
+    alone: either way a file rotated away after the listing ended the whole run."""
+    import generator.cli.diagnose as diagnose_cli
+
+    logs = _rotating_folder(tmp_path)
+    real = diagnose_cli.expand_inputs
+
+    def listed_then_rotated(*args):  # noqa: ANN002, ANN202
+        files = real(*args)
+        (logs / "a" / "kern.log").unlink()
+        return files
+
+    monkeypatch.setattr(diagnose_cli, "expand_inputs", listed_then_rotated)
+    result = run_kb("diagnose", *args, str(logs), cwd=ROOT)
+    note = f"{logs / 'a' / 'kern.log'}: cannot read it: No such file or directory; skipped"
+    assert result.code == 0 and "Traceback" not in result.err, result.err
+    if "jsonl" in args:
+        gone, old, app = (json.loads(line) for line in result.out.splitlines())
+        assert gone["notes"] == [note] and not gone["findings"]
+        assert old["findings"][0]["id"] == "xid-79" and app["findings"][0]["id"] == "cuda-out-of-memory"
+    else:
+        report = json.loads(result.out)
+        assert report["notes"] == [note]
+        assert {f["id"] for f in report["findings"]} == {"xid-79", "cuda-out-of-memory"}

@@ -71,6 +71,12 @@ def _tampered(kind: str) -> str:
         doc["entries"] = ["not", "an", "object"]
     elif kind == "bad-anchor":
         doc["anchors"][0]["signatures"] = [10 ** 6]
+    elif kind == "bad-severity":  # red31 #7: --fail-on ended in "tuple.index(x): x not in tuple"
+        doc["entries"]["xid-79"]["severity"] = "apocalyptic"
+    elif kind == "bad-fix-step":  # the text report reads each step's text, command and rung
+        doc["entries"]["xid-79"]["fix"] = [{"text": ["drain"], "command": None, "rung": None}]
+    elif kind == "bad-cause":
+        doc["entries"]["xid-79"]["causes"] = [79]
     return _signed(doc)
 
 
@@ -84,6 +90,10 @@ RULES_FILES = {
     "deep-regex": (None, "nested too deeply"),
     "wrong-type": (None, "'entries' must be an object"),
     "bad-anchor": (None, "names a signature that does not exist"),
+    "bad-severity": (None, "entry 'xid-79': severity 'apocalyptic' is not one of info, low, medium, high, critical; "
+                           "rebuild the rules with 'kb rules'"),
+    "bad-fix-step": (None, "entry 'xid-79': fix step 0 must be an object with 'text'"),
+    "bad-cause": (None, "entry 'xid-79': 'causes' must list entry ids"),
 }
 
 
@@ -93,9 +103,17 @@ def test_a_hostile_rules_file_is_one_line(tmp_path: Path, case: str) -> None:
     rules = tmp_path / "rules.json"
     rules.write_bytes(content if content is not None else _tampered(case).encode())
     log = tmp_path / "x.log"
-    log.write_text("hello\n")
-    proc = subprocess.run([*KB, "diagnose", "--rules", str(rules), str(log)], cwd=ROOT, capture_output=True, text=True)
+    log.write_text("[ 2.0] NVRM: Xid (PCI:0000:5e:00): 79, pid=123, GPU has fallen off the bus.\n")
+    proc = subprocess.run([*KB, "diagnose", "--fail-on", "high", "--rules", str(rules), str(log)], cwd=ROOT,
+                          capture_output=True, text=True)
     _one_line_exit(proc, 2, str(rules), words)
+
+
+def test_the_rules_loader_knows_the_severities_of_the_entry_model() -> None:
+    from generator.corpus.model import SEVERITIES
+    from generator.matcher import rank, rules
+
+    assert rules.SEVERITIES == SEVERITIES and set(rank.SEVERITY_WEIGHT) == set(SEVERITIES)
 
 
 def test_a_folder_where_the_rules_file_should_be(tmp_path: Path) -> None:

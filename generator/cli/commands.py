@@ -190,6 +190,18 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _path(what: str):  # noqa: ANN202 - an argparse type
+    """An argparse type for a path argument: any text but the empty one, which ``Path`` would read
+    as '.' (an unset variable, ``kb diagnose "$LOG"``, would walk the whole working folder)."""
+
+    def path(text: str) -> str:
+        if not text:
+            raise argparse.ArgumentTypeError(f"an empty path was given; pass {what}")
+        return text
+
+    return path
+
+
 def _rate(text: str) -> float:
     """A rate: a number from 0 to 1 (nan and the infinities are none)."""
     try:
@@ -275,13 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Load every entry under ROOT, check it, and print each problem as "
                                    "path:line:col: CODE message with a hint. Exit 1 if there is any problem.",
                        epilog="Example: kb validate kb/entries")
-    p.add_argument("root", nargs="?", default="kb/entries", help="folder of entry files (default: kb/entries)")
+    p.add_argument("root", nargs="?", default="kb/entries", type=_path("the folder of entry files"),
+                   help="folder of entry files (default: kb/entries)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("schema", help="write the JSON Schema of an entry (for editors)",
                        description="Generate kb/schema/entry.schema.json from the entry model.",
                        epilog="Example: kb schema --check")
-    p.add_argument("--output", default=str(SCHEMA_PATH), help=f"where to write it (default: {SCHEMA_PATH})")
+    p.add_argument("--output", default=str(SCHEMA_PATH), type=_path("the file to write the schema to"),
+                   help=f"where to write it (default: {SCHEMA_PATH})")
     p.add_argument("--check", action="store_true", help="exit 1 if the file is out of date instead of writing it")
     p.set_defaults(func=cmd_schema)
 
@@ -289,8 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Validate the corpus and render entry, category, Xid and home pages into DOCS. "
                                    "mkdocs build runs this itself through the project's hook.",
                        epilog="Example: kb build && mkdocs build --strict")
-    p.add_argument("root", nargs="?", default="kb/entries", help="folder of entry files (default: kb/entries)")
-    p.add_argument("--docs", default="docs", help="the MkDocs docs folder (default: docs)")
+    p.add_argument("root", nargs="?", default="kb/entries", type=_path("the folder of entry files"),
+                   help="folder of entry files (default: kb/entries)")
+    p.add_argument("--docs", default="docs", type=_path("the MkDocs docs folder"),
+                   help="the MkDocs docs folder (default: docs)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("new", help="write a commented template for a new entry",
@@ -299,7 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Example: kb new cuda-launch-timeout --category cuda")
     p.add_argument("id", help="the new entry's id (lower-case words joined by hyphens; xid-<code> for Xids)")
     p.add_argument("--category", required=True, help="one of: " + ", ".join(CATEGORIES))
-    p.add_argument("--root", default="kb/entries", help="folder of entry files (default: kb/entries)")
+    p.add_argument("--root", default="kb/entries", type=_path("the folder of entry files"),
+                   help="folder of entry files (default: kb/entries)")
     p.set_defaults(func=cmd_new)
 
     p = sub.add_parser("fmt", help="rewrite entries into the canonical layout (keeps comments)",
@@ -307,7 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "style, keeping comments and content. --check lists the files that differ and "
                                    "exits 1 without writing.",
                        epilog="Example: kb fmt --check")
-    p.add_argument("paths", nargs="*", help="files or folders (default: kb/entries)")
+    p.add_argument("paths", nargs="*", type=_path("an entry file or a folder of them"),
+                   help="files or folders (default: kb/entries)")
     p.add_argument("--check", action="store_true", help="only report files not in canonical layout")
     p.set_defaults(func=cmd_fmt)
 
@@ -315,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Rewrite the field reference block of docs/contributing.md from the entry model; "
                                    "--check exits 1 when it is out of date.",
                        epilog="Example: kb docs --check")
-    p.add_argument("--guide", default="docs/contributing.md", help="the guide to update (default: docs/contributing.md)")
+    p.add_argument("--guide", default="docs/contributing.md", type=_path("the Markdown guide to update"),
+                   help="the guide to update (default: docs/contributing.md)")
     p.add_argument("--check", action="store_true", help="exit 1 if the block is stale instead of writing it")
     p.set_defaults(func=cmd_docs)
 
@@ -323,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write the rules file the matcher reads: patterns, prefilter literals, "
                                    "entry summaries and cascade edges, with a format version and a content hash.",
                        epilog="Example: kb rules --output build/rules.json")
-    p.add_argument("--output", default="build/rules.json", help="where to write it (default: build/rules.json)")
+    p.add_argument("--output", default="build/rules.json", type=_path("the file to write the rules to"),
+                   help="where to write it (default: build/rules.json)")
     p.set_defaults(func=cmd_rules)
 
     engines = ("auto", "python", "re2", "hyperscan")
@@ -333,8 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Nothing leaves this machine.",
                        epilog="Example: kb diagnose job.log --format markdown;  dmesg -T | kb diagnose -;  "
                               "kb diagnose node*/ slurm-1234-*.out logs.tar.gz  (a whole job: one report)")
-    p.add_argument("log", nargs="+", help="log files, folders (read recursively), .gz/.zip/.tar(.gz) archives, "
-                                          "or - for standard input")
+    p.add_argument("log", nargs="+", type=_path("a log file, a folder or -"),
+                   help="log files, folders (read recursively), .gz/.zip/.tar(.gz) archives, or - for standard input")
     p.add_argument("--format", choices=("text", "json", "markdown", "jsonl"), default="text",
                    help="text for people (default), json (schema kb.diagnosis/2), markdown for chats and PRs, "
                         "jsonl: one compact JSON report per input file, one per line, for pipelines")
@@ -350,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help=f"worker processes for many inputs, 1 to {MAX_JOBS} (default: one per core, at most the "
                         "number of inputs)")
-    p.add_argument("--rules", help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
+    p.add_argument("--rules", type=_path("a rules.json, or leave --rules out for the default"),
+                   help="rules.json to use (default: build/rules.json, rebuilt from kb/entries when stale)")
     p.add_argument("--engine", choices=engines, default="auto",
                    help="prefilter engine: hyperscan (needs the hyperscan package), re2 (needs google-re2), python, "
                         "or auto (Hyperscan, else RE2, else python); Hyperscan keeps its compiled patterns in "
@@ -362,8 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "prints top-1, top-3, false positives on healthy logs and every miss. Exit 1 "
                                    "unless every case is right within the top 3.",
                        epilog="Example: kb eval tests/fixtures/logs")
-    p.add_argument("folder", help="folder with cases/*.log and labels.yaml")
-    p.add_argument("--rules", help="rules.json to use (default: build/rules.json)")
+    p.add_argument("folder", type=_path("a folder with cases/*.log and labels.yaml"),
+                   help="folder with cases/*.log and labels.yaml")
+    p.add_argument("--rules", type=_path("a rules.json, or leave --rules out for the default"),
+                   help="rules.json to use (default: build/rules.json)")
     p.add_argument("--engine", choices=engines, default="auto", help="prefilter engine (see kb diagnose)")
     p.add_argument("--min-top1", type=_rate, default=None, metavar="RATE",
                    help="also exit 1 if the top-1 rate on failure logs is below this (0 to 1, e.g. 0.8)")

@@ -8,8 +8,8 @@ opens the input safely, picks the fastest scanner available and renders the repo
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import json
 import os
 import re
 import sys
@@ -24,6 +24,8 @@ from generator.matcher import Diagnoser, load_rules, to_json, to_markdown, to_te
 from generator.matcher.job import Job
 from generator.matcher.native import cache, hsscan, re2scan
 from generator.matcher.redact import Redactor
+from generator.matcher.rules import SEVERITIES
+from generator.matcher.report import visible
 
 # The corpus, pydantic and YAML are imported only when the rules must be rebuilt or labels
 # read: a diagnosis with current rules starts in a fraction of the time.
@@ -151,9 +153,12 @@ def make_diagnoser(rules: dict, engine: str = "auto") -> Diagnoser:
     return Diagnoser(rules, scanner_factory=factory, site_url=settings.site_url)
 
 
-def expand_inputs(targets: list[str]) -> list[str]:
-    """Files to read for ``targets``: files as given, folders walked (sorted, hidden files skipped), ``-`` once."""
+def expand_inputs(targets: list[str], notes: list[str] | None = None) -> list[str]:
+    """Files to read for ``targets``: files as given, folders walked (sorted, hidden files skipped), ``-`` once.
+    A file or subfolder that vanishes (or cannot be listed) while a folder is walked is added to
+    ``notes`` and skipped, as one that vanishes before it is read (``read_into``)."""
     out: list[str] = []
+    notes = [] if notes is None else notes
     for target in targets:
         if target == "-":
             if "-" in out:
@@ -165,7 +170,7 @@ def expand_inputs(targets: list[str]) -> list[str]:
             if not os.access(path, os.R_OK | os.X_OK):
                 raise InputError(f"{target}: the folder cannot be read (permission denied); run as a user who may "
                                  "read it, or pass the files inside it")
-            found = sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            found = _walk(path, notes)
             if not found:
                 raise InputError(f"{target}: the folder holds no files")
             out.extend(str(p) for p in found)
@@ -183,6 +188,32 @@ def expand_inputs(targets: list[str]) -> list[str]:
     return out
 
 
+def _walk(folder: Path, notes: list[str]) -> list[Path]:
+    """The files under ``folder``, sorted, hidden ones skipped, links to folders not followed. A
+    subfolder or a file that is gone by the time it is looked at (log rotation) is a note."""
+    found: list[Path] = []
+
+    def unlisted(exc: OSError) -> None:
+        notes.append(f"{_cannot_read(exc.filename, exc)}; skipped")
+
+    for top, folders, names in os.walk(folder, onerror=unlisted):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        for name in names:
+            if name.startswith("."):
+                continue
+            path = Path(top) / name
+            if path.is_file():
+                found.append(path)
+            elif not os.path.lexists(path):  # listed a moment ago, gone now
+                notes.append(f"{_cannot_read(path, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)))}; skipped")
+    return sorted(found)
+
+
+def _cannot_read(target: object, exc: OSError) -> str:
+    """The words for an input that cannot be opened or listed (it vanished, or may not be read)."""
+    return f"{target}: cannot read it: {exc.strerror or exc}"
+
+
 def _open(target: str) -> BinaryIO:
     if target == "-":
         if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
@@ -191,13 +222,16 @@ def _open(target: str) -> BinaryIO:
     try:
         return Path(target).open("rb")
     except OSError as exc:
-        raise InputError(f"{target}: cannot read it: {exc.strerror or exc}") from None
+        raise InputError(_cannot_read(target, exc)) from None
 
 
-def diagnose_inputs(diagnoser: Diagnoser, targets: list[str], max_unpacked: int | None = None) -> dict:
-    """One report for every input in ``targets`` (already expanded), read one after the other."""
+def diagnose_inputs(diagnoser: Diagnoser, targets: list[str], max_unpacked: int | None = None,
+                    notes: list[str] | None = None, skip_unreadable: bool | None = None) -> dict:
+    """One report for every input in ``targets`` (already expanded), read one after the other;
+    ``notes`` (from ``expand_inputs``) come first among the report's notes."""
     job = Job(diagnoser, **({"max_unpacked": max_unpacked} if max_unpacked else {}))
-    read_into(job, targets)
+    job.notes.extend(notes or [])
+    read_into(job, targets, skip_unreadable)
     return job.finish()
 
 
@@ -225,7 +259,7 @@ def read_into(job: Job, targets: list[str], skip_unreadable: bool | None = None)
                 stream.close()
 
 
-SEVERITY_ORDER = ("info", "low", "medium", "high", "critical")
+SEVERITY_ORDER = SEVERITIES  # least severe first; the rules loader refuses any other severity
 
 
 def worst_severity(report: dict) -> str | None:
@@ -248,28 +282,32 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
                  quiet: bool = False, redact: bool = False) -> int:
     if isinstance(targets, str):
         targets = [targets]
-    files = expand_inputs(targets)
+    notes: list[str] = []  # files and subfolders that vanished while the folders were walked
+    files = expand_inputs(targets, notes)
     rules = ensure_rules(rules_path, last_good=True)
     if fmt == "jsonl":  # one report per input file, each on its own line
         diagnoser = make_diagnoser(rules, engine)
+        for note in notes:  # about no one input: said beside the lines, not inside one of them
+            sys.stderr.write(f"kb diagnose: {visible(note)}\n")
         reports = []
         for target in files:
-            report = diagnose_inputs(diagnoser, [target], max_unpacked)
+            # a file among several that vanished since it was listed: its line carries the note
+            report = diagnose_inputs(diagnoser, [target], max_unpacked, skip_unreadable=len(files) > 1)
             report["input"]["name"] = "stdin" if target == "-" else target
             reports.append(report)
             if redact:
                 report = Redactor().redact_report(report)
             if not (quiet and worst_severity(report) is None):
-                sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
+                sys.stdout.write(to_json(report, compact=True))
                 sys.stdout.flush()
         return _gate(reports, fail_on)
     workers = min(jobs or os.cpu_count() or 1, len(files))
     if workers > 1 and "-" not in files:
         from generator.cli.workers import diagnose_in_workers  # noqa: PLC0415 - only for many inputs
 
-        report = diagnose_in_workers(rules, engine, files, workers, max_unpacked)
+        report = diagnose_in_workers(rules, engine, files, workers, max_unpacked, notes)
     else:
-        report = diagnose_inputs(make_diagnoser(rules, engine), files, max_unpacked)
+        report = diagnose_inputs(make_diagnoser(rules, engine), files, max_unpacked, notes)
     if report["input"]["bytes"] == 0:
         if report.get("notes"):  # nothing could be read out of it (a damaged gzip, a zip member in LZMA): say why
             raise InputError("; ".join(report["notes"]))
@@ -350,24 +388,22 @@ def right_first(failures: list[str], got: list[str], acceptable: list[str]) -> b
     return bool(got) and got[0] in acceptable
 
 
-def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
+def evaluate(folder: Path, diagnoser: Diagnoser, detail: bool = True) -> list[CaseResult]:
+    """Diagnose every case of an eval folder against its labels. ``detail=False`` (``kb eval
+    --summary``, the field sample's holdout) names no case in the labels' warnings either."""
     import yaml
 
     labels_path = folder / "labels.yaml"
     if not labels_path.exists():
         raise InputError(f"{folder}: no labels.yaml; an eval folder holds cases/*.log and labels.yaml")
-    labels = _read_labels(labels_path)
+    labels = _read_labels(labels_path, set(diagnoser.rules["entries"]), detail)
     results = []
     for label in labels:
         case = str(label["id"])
         if label.get("files"):  # a whole job: one folder of files per case (tests/fixtures/multi)
             report = diagnose_inputs(diagnoser, _case_inputs(folder / case, label["files"]))
         else:
-            log = folder / "cases" / f"{case}.log"
-            if not log.exists():
-                raise InputError(f"{log}: listed in labels.yaml but missing")
-            if not log.is_file():  # a device or a pipe linked as a case would be read forever
-                raise InputError(f"{log}: not a regular file (a device, a pipe or a folder); a case is a log file")
+            log = _case_file(folder / "cases" / f"{case}.log")
             with log.open("rb") as fh:
                 report = diagnoser.diagnose(fh)
         failures, got = named(report)
@@ -389,9 +425,33 @@ def evaluate(folder: Path, diagnoser: Diagnoser) -> list[CaseResult]:
     return results
 
 
-def _read_labels(path: Path) -> list[dict]:
+def _case_file(path: Path) -> Path:
+    """``path``, a log file a case names (cases/<id>.log, or one of its ``files``), or InputError."""
+    if not path.exists():
+        raise InputError(f"{path}: listed in labels.yaml but missing")
+    if not path.is_file():  # a device or a pipe linked as a case would be read forever; a folder not at all
+        raise InputError(f"{path}: not a regular file (a device, a pipe or a folder); a case is a log file")
+    return path
+
+
+def _is_name(value: object) -> bool:
+    """Whether a label's value can name a case, a file or an entry: text or a whole number (not a boolean)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+# what a label may expect besides an entry id of the rules: a healthy log, a hang, and an Xid code
+# the atlas does not describe yet (a report names it xid-<code>, see rank.unknown_meta)
+def _names_finding(value: str, entries: set[str]) -> bool:
+    return value in entries or value in ("none", "hang") or re.fullmatch(r"xid-[1-9][0-9]{0,5}", value) is not None
+
+
+def _read_labels(path: Path, entries: set[str] | None = None, detail: bool = True) -> list[dict]:
     """labels.yaml as a list of cases, each with an ``id`` and an ``expected`` id; every problem
-    is reported at once, with its line and column, so a hand-edited file is mended in one pass."""
+    is reported at once, with its line and column, so a hand-edited file is mended in one pass.
+    With ``entries`` (the ids of the rules in use), an ``expected`` id that names none of them is
+    a problem unless the case says ``new: true`` (a failure class the atlas lacks yet); an
+    ``also_acceptable`` id that names none of them, nor such a new class, is a warning (it can
+    never match; the shared development logs keep a few)."""
     import yaml
 
     try:
@@ -408,17 +468,21 @@ def _read_labels(path: Path) -> list[dict]:
         raise InputError(f"{where}: {reason}\n    hint: fix the YAML syntax there; quote values that contain ': '") from None
     if not isinstance(labels, list) or not isinstance(root, yaml.SequenceNode):
         raise InputError(f"{path}: expected a list of cases (- id: ..., expected: ...)")
-    problems = []
+    problems: list[str] = []
+    warnings: list[str] = []
     seen: dict[str, int] = {}
+    new = {str(label["expected"]) for label in labels
+           if isinstance(label, dict) and label.get("new") is True and _is_name(label.get("expected"))}
     for label, node in zip(labels, root.value):
-        where = f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+        where = _at(path, node)
         if not isinstance(label, dict):
             problems.append(f"{where}: a case is a mapping with `id` and `expected`, not {type(label).__name__}")
             continue
+        values = _values(node, path, problems)
         for key in ("id", "expected"):
             if label.get(key) in (None, ""):
                 problems.append(f"{where}: case without `{key}`")
-            elif not isinstance(label[key], (str, int)):
+            elif not _is_name(label[key]):
                 problems.append(f"{where}: `{key}` must be a name, not a {type(label[key]).__name__}")
         # a case names a log inside the folder: no path out of it (a shared eval set must not read ~/.ssh)
         outside = [str(v) for v in [label.get("id"), *(label.get("files") or [])]
@@ -434,10 +498,93 @@ def _read_labels(path: Path) -> list[dict]:
         for key in ("also_acceptable", "files"):
             if label.get(key) is not None and not isinstance(label[key], list):
                 problems.append(f"{where}: `{key}` must be a list")
+            elif label.get(key) is not None:
+                what = "a file name in the case's folder" if key == "files" else "an entry id"
+                problems.extend(f"{_at(path, item_node)}: each item of `{key}` must be {what}, not "
+                                f"{_kind(item)}" for item, item_node in zip(label[key], values[key].value)
+                                if not _is_name(item))
+        problems.extend(_typed(label, values, path))
+        if entries is not None and _is_name(label.get("id")):
+            case = str(label["id"])
+            expected = label.get("expected")
+            if _is_name(expected) and not _names_finding(str(expected), entries) and label.get("new") is not True:
+                problems.append(f"{_at(path, values['expected'])}: case {case}: `expected` {str(expected)!r} is no entry "
+                                "id of the rules in use; name an entry (its file name without .yaml), none for a "
+                                "healthy log or hang, or add `new: true` for a failure class the atlas lacks yet")
+            if isinstance(label.get("also_acceptable"), list):
+                warnings.extend(f"{_at(path, item_node)}: case {case}: `also_acceptable` {str(item)!r} is no entry id "
+                                "of the rules in use, nor a new one (`new: true`) in this file; it can never match"
+                                for item, item_node in zip(label["also_acceptable"], values["also_acceptable"].value)
+                                if _is_name(item) and not _names_finding(str(item), entries) and str(item) not in new)
     if problems:
         raise InputError("\n".join([*problems, f"{path}: {len(problems)} problem(s); each case needs an `id` "
                                      "(its log is cases/<id>.log) and the `expected` entry id, or none for a healthy log"]))
+    if warnings and not detail:  # a part nobody studies case by case: counted, not named
+        warnings = [f"{path}: {len(warnings)} `also_acceptable` id(s) name no entry of the rules in use, nor a new "
+                    "one (`new: true`) in this file; they can never match (listed without --summary)"]
+    for warning in warnings:
+        sys.stderr.write(visible(f"kb eval: warning: {warning}") + "\n")
     return labels
+
+
+def _kind(value: object) -> str:
+    """What YAML made of a value, in its own words: null, a mapping, a list, a boolean, a number, text."""
+    if value is None:
+        return "null"
+    kinds = ((bool, "a boolean"), (dict, "a mapping"), (list, "a list"), (str, "text"), ((int, float), "a number"))
+    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)
+
+
+def _at(path: Path, node) -> str:  # noqa: ANN001 - a composed yaml node
+    return f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+
+
+def _values(node, path: Path, problems: list[str]) -> dict:  # noqa: ANN001 - a composed yaml mapping node
+    """A case's value nodes by key (the last of a key given twice, as YAML keeps it); a key given
+    twice is a problem: YAML would keep the second value silently (expected: xid-79, expected: none)."""
+    import yaml
+
+    values: dict = {}
+    stack = [node]
+    while stack:  # the case's own keys, then those of a mapping inside it (culprit)
+        mapping = stack.pop()
+        first: dict = {}
+        for key_node, value_node in mapping.value:
+            key = key_node.value
+            if key in first:
+                problems.append(f"{_at(path, key_node)}: `{key}` is given twice in this case (first on line "
+                                f"{first[key].start_mark.line + 1}, column {first[key].start_mark.column + 1}); "
+                                "YAML keeps only the last one, silently: remove one")
+            first.setdefault(key, key_node)
+            if mapping is node:
+                values[key] = value_node
+            if isinstance(value_node, yaml.MappingNode):
+                stack.append(value_node)
+    return values
+
+
+def _typed(label: dict, values: dict, path: Path) -> list[str]:
+    """The problems of a case's optional fields that `kb eval` reads: culprit, initiating, family."""
+    problems = []
+    culprit = label.get("culprit")
+    if culprit is not None:
+        where = _at(path, values["culprit"])
+        if not isinstance(culprit, dict):
+            problems.append(f"{where}: `culprit` must be a mapping (node: <host name>, rank: <rank or list of "
+                            f"ranks>), not {_kind(culprit)}")
+        else:
+            inner = {key.value: value for key, value in values["culprit"].value}
+            node, rank = culprit.get("node"), culprit.get("rank")
+            if node is not None and not _is_name(node):
+                problems.append(f"{_at(path, inner['node'])}: `culprit`'s node must be a host name, not {_kind(node)}")
+            ranks = rank if isinstance(rank, list) else [rank]
+            if rank is not None and not all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
+                problems.append(f"{_at(path, inner['rank'])}: `culprit`'s rank must be a rank number or a list of "
+                                "rank numbers")
+    for key in ("initiating", "family"):
+        if label.get(key) is not None and not isinstance(label[key], str):
+            problems.append(f"{_at(path, values[key])}: `{key}` must be text, not {_kind(label[key])}")
+    return problems
 
 
 def _inside(name: str) -> bool:
@@ -465,12 +612,13 @@ def _refuse_aliases(root, path: Path) -> None:  # noqa: ANN001 - a composed yaml
 
 def _case_inputs(case_dir: Path, files: list[str]) -> list[str]:
     """A job case's inputs: its per-source files; the log as posted (original.*) only when nothing else is there."""
-    split = [f for f in files if not f.startswith("original")]
-    chosen = split or files
+    names = [str(f) for f in files]
+    split = [f for f in names if not f.startswith("original")]
+    chosen = split or names
     missing = [f for f in chosen if not (case_dir / f).exists()]
     if missing:
         raise InputError(f"{case_dir}: listed in labels.yaml but missing: {', '.join(missing)}")
-    return [str(case_dir / f) for f in chosen]
+    return [str(_case_file(case_dir / f)) for f in chosen]
 
 
 def _tokens(text: object) -> set[str]:
@@ -520,7 +668,7 @@ def run_eval(folder: Path, rules_path: Path | None, engine: str, min_top1: float
     if not folder.is_dir():
         raise InputError(f"{folder}: no such folder")
     diagnoser = make_diagnoser(ensure_rules(rules_path), engine)
-    results = evaluate(folder, diagnoser)
+    results = evaluate(folder, diagnoser, detail=not summary)
     n = len(results)
     top3 = sum(r.top3 for r in results)
     nones = [r for r in results if r.expected == "none"]

@@ -25,6 +25,10 @@ from .errors import RulesError
 
 SUPPORTED_FORMATS = ("kb.rules/1",)
 
+# An entry's severity, least severe first: `kb diagnose --fail-on` and the ranker order by it, so
+# a rules file may hold no other value (the entry model's Severity has the same five).
+SEVERITIES = ("info", "low", "medium", "high", "critical")
+
 
 def canonical(doc: dict) -> str:
     return json.dumps({k: v for k, v in doc.items() if k != "hash"}, sort_keys=True, separators=(",", ":"),
@@ -82,6 +86,21 @@ def _wrong(item: object, keys: dict) -> str | None:
     return None
 
 
+def _entry_values(meta: dict) -> str | None:
+    """What in an entry of the right shape the report could not use: a severity it cannot order,
+    a first step that is not {text, command, rung}, a cascade link that is not an entry id."""
+    if meta["severity"] not in SEVERITIES:
+        return f"severity {meta['severity']!r} is not one of {', '.join(SEVERITIES)}"
+    for i, step in enumerate(meta["fix"]):
+        if not isinstance(step, dict) or not isinstance(step.get("text"), str) or not all(
+                isinstance(step.get(key), (str, type(None))) for key in ("command", "rung")):
+            return f"fix step {i} must be an object with 'text' (and 'command', 'rung': text or null)"
+    for key in ("causes", "caused_by"):
+        if not all(isinstance(other, str) for other in meta[key]):
+            return f"'{key}' must list entry ids"
+    return None
+
+
 def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
     """What in the document the matcher could not use, or None."""
     entries, signatures, anchors = doc["entries"], doc["signatures"], doc["anchors"]
@@ -94,7 +113,7 @@ def _shape_problem(doc: dict, analyse: bool = True) -> str | None:
     if not all(k.isdigit() and len(k) <= 6 for k in doc["xid_entries"]):
         return "'xid_entries' keys must be Xid codes"
     for eid, meta in entries.items():
-        wrong = _wrong(meta, _ENTRY_KEYS)
+        wrong = _wrong(meta, _ENTRY_KEYS) or _entry_values(meta)
         if wrong:
             return f"entry '{eid}': {wrong}"
     for i, sig in enumerate(signatures):
