@@ -65,3 +65,16 @@ def test_kb_diagnose_redact_prints_a_report_safe_to_share(tmp_path: Path) -> Non
     assert "dgx-a100-042" not in out and "Xid 79" in out and "host-1" in out
     plain = run_kb("diagnose", str(log), "--format", "markdown").out
     assert "dgx-a100-042" in plain
+
+
+def test_addresses_and_hosts_in_file_names_and_joined_words_are_redacted() -> None:
+    """Red team s31: an address or host name next to '_', '-' or a file extension was kept
+    ('node-gpu17.example.com-10.1.2.3.log' was printed as it was); a version of five numbers, a
+    library's version after a dot and a word ending in digits are no addresses."""
+    r = Redactor()
+    shown = [r.redact_text(s) for s in ("node-gpu17.example.com-10.1.2.3.log", "rank0_10.1.2.3_out.txt",
+                                        "10.1.2.3.log")]
+    assert not any("10.1.2.3" in s or "example.com" in s for s in shown), shown
+    assert shown[2] == shown[1].split("_")[1] + ".log"  # one address, one placeholder
+    kept = ("driver 1.2.3.4.5", "libcudnn.so.9.1.0.70", "build v10.1.2.3", "sm10.1.2.3")
+    assert [r.redact_text(s) for s in kept] == list(kept)

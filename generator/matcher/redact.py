@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import re
 
-_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
+# an address between letters or digits is part of a longer word; next to '_', '-' or a file
+# extension ('node_10.1.2.3_rank0', '10.1.2.3.log') it is still an address; a fifth number after
+# a dot makes it a version (1.2.3.4.5)
+_IPV4 = re.compile(r"(?<![A-Za-z0-9.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)"
+                   r"(?![A-Za-z0-9])(?!\.[0-9])")
 # full (seven colons) or compressed (with ::); PCI addresses (0000:3b:00.0) and times are neither
 _IPV6 = re.compile(r"(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|(?:[0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F:]{0,30}[0-9a-fA-F])"
                    r"(?![\w:])")
@@ -46,7 +50,7 @@ _HOST_MARKS = (
     re.compile(r"\*\*\* (?:JOB|STEP) [\d.]+ ON ([A-Za-z0-9][\w.-]{0,252}) "),
     re.compile(r"\bslurmstepd-([A-Za-z0-9][\w.-]{0,252}): "),
 )
-_FQDN = re.compile(r"(?<![\w.@/-])(?:[A-Za-z0-9-]{1,63}\.){2,}(?:com|net|org|io|ai|internal|local|lan|corp|cloud|edu|gov)(?![\w.-])")
+_FQDN = re.compile(r"(?<![\w.@/-])(?:[A-Za-z0-9-]{1,63}\.){2,}(?:com|net|org|io|ai|internal|local|lan|corp|cloud|edu|gov)(?![\w.])")
 # words the host marks catch that are not hosts
 _NOT_HOSTS = {"localhost", "kernel", "python", "python3", "systemd", "true", "false", "none", "null", "unknown"}
 
