@@ -78,3 +78,15 @@ def test_addresses_and_hosts_in_file_names_and_joined_words_are_redacted() -> No
     assert shown[2] == shown[1].split("_")[1] + ".log"  # one address, one placeholder
     kept = ("driver 1.2.3.4.5", "libcudnn.so.9.1.0.70", "build v10.1.2.3", "sm10.1.2.3")
     assert [r.redact_text(s) for s in kept] == list(kept)
+
+
+def test_jsonl_redacts_every_line_with_one_set_of_placeholders(tmp_path: Path) -> None:
+    """With --format jsonl each report was redacted afresh: two different hosts were both
+    'host-1' on their lines. One redactor serves the whole output."""
+    for name, host in (("a.log", "dgx-alpha-01"), ("b.log", "dgx-beta-02")):
+        (tmp_path / name).write_text(f"Nov  5 01:15:00 {host} kernel: [ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, "
+                                     "name=python, GPU has fallen off the bus.\n", encoding="utf-8")
+    result = run_kb("diagnose", str(tmp_path), "--redact", "--format", "jsonl")
+    first, second = result.out.splitlines()
+    assert "dgx-" not in result.out
+    assert "host-1" in first and "host-2" in second and "host-1" not in second

@@ -287,16 +287,18 @@ def run_diagnose(targets: list[str] | str, fmt: str, rules_path: Path | None, en
     rules = ensure_rules(rules_path, last_good=True)
     if fmt == "jsonl":  # one report per input file, each on its own line
         diagnoser = make_diagnoser(rules, engine)
+        # one redactor for the whole output: a host or a user is the same placeholder on every line
+        redactor = Redactor() if redact else None
         for note in notes:  # about no one input: said beside the lines, not inside one of them
-            sys.stderr.write(f"kb diagnose: {visible(note)}\n")
+            sys.stderr.write(f"kb diagnose: {visible(redactor.redact_text(note) if redactor else note)}\n")
         reports = []
         for target in files:
             # a file among several that vanished since it was listed: its line carries the note
             report = diagnose_inputs(diagnoser, [target], max_unpacked, skip_unreadable=len(files) > 1)
             report["input"]["name"] = "stdin" if target == "-" else target
             reports.append(report)
-            if redact:
-                report = Redactor().redact_report(report)
+            if redactor:
+                report = redactor.redact_report(report)
             if not (quiet and worst_severity(report) is None):
                 sys.stdout.write(to_json(report, compact=True))
                 sys.stdout.flush()
