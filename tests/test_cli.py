@@ -250,6 +250,15 @@ def test_an_empty_path_is_refused_not_read_as_the_working_folder(command: str, a
     assert lines[1:] == [f"(see 'kb {command} --help')"] and result.out == ""
 
 
+@pytest.mark.parametrize("command", ["schema", "rules"])
+def test_an_output_path_ending_in_a_slash_is_refused(tmp_path: Path, command: str) -> None:
+    """red31 #17: `kb schema --output out.json/` wrote the file out.json (Path drops the slash)."""
+    target = tmp_path / "out.json"
+    result = run_kb(command, "--output", f"{target}/", cwd=ROOT)
+    assert result.code == 2 and "ends in '/', which names a folder; pass the file to write" in result.err, result.err
+    assert not target.exists() and result.out == ""
+
+
 @pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="file names there are Unicode: no undecodable bytes")
 @pytest.mark.parametrize("env", [{"LC_ALL": "C.UTF-8"}, {"PYTHONIOENCODING": "utf-8"}], ids=["surrogateescape", "strict"])
 def test_a_file_name_that_is_not_utf8_is_written_out_and_every_format_stays_utf8(tmp_path: Path, env: dict) -> None:

@@ -190,13 +190,17 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _path(what: str):  # noqa: ANN202 - an argparse type
+def _path(what: str, file: bool = False):  # noqa: ANN202 - an argparse type
     """An argparse type for a path argument: any text but the empty one, which ``Path`` would read
-    as '.' (an unset variable, ``kb diagnose "$LOG"``, would walk the whole working folder)."""
+    as '.' (an unset variable, ``kb diagnose "$LOG"``, would walk the whole working folder).
+    ``file``: the path of a file to write, which a trailing '/' (a folder) cannot be: ``Path``
+    drops the slash, and ``--output out.json/`` wrote the file out.json."""
 
     def path(text: str) -> str:
         if not text:
             raise argparse.ArgumentTypeError(f"an empty path was given; pass {what}")
+        if file and text.endswith(("/", os.sep)):
+            raise argparse.ArgumentTypeError(f"{text!r} ends in '/', which names a folder; pass {what}")
         return text
 
     return path
@@ -294,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write the JSON Schema of an entry (for editors)",
                        description="Generate kb/schema/entry.schema.json from the entry model.",
                        epilog="Example: kb schema --check")
-    p.add_argument("--output", default=str(SCHEMA_PATH), type=_path("the file to write the schema to"),
+    p.add_argument("--output", default=str(SCHEMA_PATH), type=_path("the file to write the schema to", file=True),
                    help=f"where to write it (default: {SCHEMA_PATH})")
     p.add_argument("--check", action="store_true", help="exit 1 if the file is out of date instead of writing it")
     p.set_defaults(func=cmd_schema)
@@ -342,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write the rules file the matcher reads: patterns, prefilter literals, "
                                    "entry summaries and cascade edges, with a format version and a content hash.",
                        epilog="Example: kb rules --output build/rules.json")
-    p.add_argument("--output", default="build/rules.json", type=_path("the file to write the rules to"),
+    p.add_argument("--output", default="build/rules.json", type=_path("the file to write the rules to", file=True),
                    help="where to write it (default: build/rules.json)")
     p.set_defaults(func=cmd_rules)
 
