@@ -268,10 +268,15 @@ class ChunkReader:
                 return out
         if self.cr_lines:
             block = self._cr_to_lf(block)
+        self._take(block, out)
+        return out
+
+    def _take(self, block: bytes, out: list[Chunk]) -> None:
+        """Emit the complete lines that ``block`` ends with what was carried; carry the rest."""
         if self.tail is not None:
             rest = self._skip(block, out)
             if rest is None:
-                return out
+                return
             block = rest
         cut = block.rfind(b"\n")
         if cut >= 0:  # the carried partial line and the block's complete lines, copied once
@@ -283,7 +288,6 @@ class ChunkReader:
             self.carry += block
         if len(self.carry) > MAX_LINE_BYTES:
             self._bound_carry(out)
-        return out
 
     def _cr_head(self, block: bytes) -> bytes | None:
         """While the input's head is read: decide on CR lines once an LF or SNIFF_BYTES is seen.
@@ -293,10 +297,9 @@ class ChunkReader:
         if b"\n" not in block and seen < SNIFF_BYTES:
             self.carry += block
             return None
-        head = (self.carry + block)[:SNIFF_BYTES]
-        self._decide_cr(head)
-        block, self.carry = self.carry + block, b""
-        return block
+        joined, self.carry = self.carry + block, b""
+        self._decide_cr(joined[:SNIFF_BYTES])
+        return joined
 
     def _decide_cr(self, head: bytes) -> None:
         crs = head.count(b"\r") if b"\n" not in head else 0
@@ -315,11 +318,8 @@ class ChunkReader:
         if self.cr_lines is None:  # an input shorter than SNIFF_BYTES without LF: all of it is carried
             self._decide_cr(self.carry)
             if self.cr_lines and self.carry:
-                body = self._cr_to_lf(self.carry)
-                self.carry = b""
-                cut = body.rfind(b"\n")
-                self._lines(body[:cut + 1], out)
-                self.carry = body[cut + 1:]
+                block, self.carry = self._cr_to_lf(self.carry), b""
+                self._take(block, out)
         if self.tail is not None:
             if self.tail:
                 out.append(Chunk(clean(self.tail) + b"\n", self.line))
