@@ -175,8 +175,9 @@ class LoadedFile:
         return Problem(self.shown, line + value_line, value_col + 1, code, message, hint)
 
 
-def entry_files(root: Path) -> list[Path]:
-    """Every entry file under ``root``: ``*.yaml`` files, in a stable order.
+def entry_files(root: Path, misnamed: list[Path] | None = None) -> list[Path]:
+    """Every entry file under ``root``: ``*.yaml`` files, in a stable order; with ``misnamed``,
+    the ``*.yml`` files found on the same walk are added to it (an entry saved so is not read).
 
     A ``root`` that is no folder is one file, whatever it is: a device, a FIFO or a dangling link
     is refused by whoever reads it (``read_entry``) with its reason, never opened blindly."""
@@ -202,7 +203,10 @@ def entry_files(root: Path) -> list[Path]:
                          "(chmod a+rx) or pass another folder")
     # every path named like an entry, whatever it is: a folder, a dangling link or a FIFO named
     # *.yaml is reported by load_file rather than skipped in silence
-    return sorted(p for p in root.rglob("*.yaml") if not p.name.startswith("."))
+    found = [p for p in root.rglob("*.y*ml") if not p.name.startswith(".")]
+    if misnamed is not None:
+        misnamed.extend(sorted(p for p in found if p.suffix == ".yml"))
+    return sorted(p for p in found if p.suffix == ".yaml")
 
 
 # the hint `kb validate` and `kb fmt` give for each way a path is no entry file to read
@@ -421,13 +425,14 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
     in the same order (a file's node tree, kept for problem positions, is composed again
     from its text when asked for).
     """
-    paths = entry_files(root)
+    misnamed: list[Path] = []
+    paths = entry_files(root, misnamed)
     if not paths:  # a mistyped root that exists (an empty folder, /proc) must not pass as a clean corpus
         raise InputError(f"{display_path(root)}: no entry files (*.yaml) under this folder; pass the folder that holds "
                          "the entries (default kb/entries)")
     # an entry saved as .yml would be neither checked nor built, and the run would say all is well
     unread = [Problem(display_path(p), 1, 1, "KB010", "entry files end in .yaml; this one is not read",
-                      f"rename it to {p.stem}.yaml") for p in _yml_files(root)]
+                      f"rename it to {p.stem}.yaml") for p in misnamed]
     paused = gc.isenabled()
     gc.disable()
     child = None
@@ -447,14 +452,6 @@ def load_corpus_files(root: Path, parallel: bool = False) -> tuple[list[LoadedFi
         if paused:
             gc.enable()
     return files, unread + problems
-
-
-def _yml_files(root: Path) -> list[Path]:
-    """The ``*.yml`` files under the folder ``root`` (none for a single file)."""
-    try:
-        return sorted(p for p in root.rglob("*.yml") if not p.name.startswith(".")) if root.is_dir() else []
-    except OSError:
-        return []  # a folder that vanished meanwhile: the entries' own reading says so
 
 
 # with a child (from forked.PARALLEL_FROM files), this process takes the larger share, as the
